@@ -1,0 +1,104 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Membership: who left the community layer, when, and every leave in history.
+ *
+ * Writers serialize per user on a transaction-scoped advisory lock (two int4 halves of the u64, a
+ * key space separate from the single-bigint one other tools use). The boundary is stamped only
+ * after that lock is held, so a leave orders exactly against in-flight signal fan-out
+ * (see 0002_signals). Leave/rejoin are SQL functions because their read of the current state must
+ * run in a statement that starts after the lock was granted (READ COMMITTED takes a snapshot per
+ * statement), and a function does that in one round trip.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    CREATE DOMAIN u64 AS numeric(20, 0)
+      CHECK (VALUE >= 0 AND VALUE <= 18446744073709551615);
+
+    CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
+
+    -- Nanoseconds since the Unix epoch from the database clock (microsecond resolution).
+    CREATE FUNCTION now_ns() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+      SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint * 1000
+    $$;
+
+    CREATE FUNCTION community_user_lock_hi(p_user u64) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
+      SELECT (div(p_user, 4294967296) - 2147483648)::int4
+    $$;
+    CREATE FUNCTION community_user_lock_lo(p_user u64) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
+      SELECT (mod(p_user, 4294967296) - 2147483648)::int4
+    $$;
+
+    -- One row; every membership write bumps it under its row lock, so versions are handed out in
+    -- commit order. A cache that has applied version V has seen every change up to V, which makes
+    -- "resync rows whose version is above the highest seen" exact.
+    CREATE TABLE membership_clock (
+      singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+      version bigint NOT NULL
+    );
+    INSERT INTO membership_clock (version) VALUES (0);
+
+    CREATE TABLE community_membership (
+      user_id u64 PRIMARY KEY,
+      status membership_status NOT NULL,
+      left_at_ns bigint,
+      rejoined_at_ns bigint,
+      version bigint NOT NULL DEFAULT 0,
+      updated_at timestamptz NOT NULL DEFAULT now(),
+      CONSTRAINT left_at_ns_iff_left CHECK ((status = 'LEFT') = (left_at_ns IS NOT NULL))
+    );
+    CREATE INDEX community_membership_version_idx ON community_membership (version);
+
+    CREATE TABLE leave_episode (
+      user_id u64 NOT NULL REFERENCES community_membership (user_id) ON DELETE CASCADE,
+      left_at_ns bigint NOT NULL,
+      rejoined_at_ns bigint,
+      PRIMARY KEY (user_id, left_at_ns),
+      CONSTRAINT episode_window CHECK (rejoined_at_ns IS NULL OR rejoined_at_ns > left_at_ns)
+    );
+    CREATE UNIQUE INDEX leave_episode_one_open_idx ON leave_episode (user_id) WHERE rejoined_at_ns IS NULL;
+
+    CREATE FUNCTION membership_next_version() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+      UPDATE membership_clock SET version = version + 1 RETURNING version
+    $$;
+
+    CREATE FUNCTION community_membership_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      NEW.version := membership_next_version();
+      NEW.updated_at := now();
+      RETURN NEW;
+    END
+    $$;
+    CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON community_membership
+      FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
+
+    -- Every writer is seen by every cache: this service, a migration, an operator in psql.
+    -- Payload: version,user_id,status,sent_at_us (about 60 bytes; the limit is 8000).
+    CREATE FUNCTION community_membership_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'DELETE' THEN
+        PERFORM pg_notify('community_membership', concat_ws(',', membership_next_version(), OLD.user_id,
+          'ACTIVE', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint));
+      ELSE
+        PERFORM pg_notify('community_membership', concat_ws(',', NEW.version, NEW.user_id,
+          NEW.status, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint));
+      END IF;
+      RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER community_membership_notify AFTER INSERT OR UPDATE OR DELETE ON community_membership
+      FOR EACH ROW EXECUTE FUNCTION community_membership_notify();
+  `.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    DROP TABLE leave_episode;
+    DROP TABLE community_membership;
+    DROP TABLE membership_clock;
+    DROP FUNCTION community_membership_notify, community_membership_stamp, membership_next_version,
+      community_user_lock_hi, community_user_lock_lo, now_ns;
+    DROP TYPE membership_status;
+    DROP DOMAIN u64;
+  `.execute(db);
+}

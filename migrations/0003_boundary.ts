@@ -1,0 +1,148 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * The boundary between a user's shared contributions and their leaves, enforced in the database.
+ *
+ * Lock order: leave and rejoin take the user's advisory lock exclusively; signal ingestion takes it
+ * shared (in key order, so batches never deadlock against each other through a waiting leave).
+ * Every timestamp is taken after the lock is granted, and the state is read in a later statement,
+ * whose READ COMMITTED snapshot includes whatever the previous lock holder committed. Hence:
+ *   - a batch that got the lock first stamps at_ns before the leave stamps left_at_ns, and the leave
+ *     additionally fences left_at_ns above the user's newest contribution (clock steps, equal
+ *     microseconds);
+ *   - a batch that got the lock after the leave committed sees LEFT and forwards nothing;
+ *   - after a rejoin, at_ns is never below rejoined_at_ns.
+ * So no contribution falls inside [left_at_ns, rejoined_at_ns), and nothing sent after a leave
+ * returned is forwarded, whatever any in-memory cache believes.
+ */
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    CREATE FUNCTION require_read_committed() RETURNS void LANGUAGE plpgsql AS $$
+    BEGIN
+      IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'the community boundary functions need READ COMMITTED (a fresh snapshot after each lock)';
+      END IF;
+    END
+    $$;
+
+    CREATE FUNCTION leave_community_layer(p_user u64) RETURNS community_membership
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      m community_membership;
+      v_left_at bigint;
+    BEGIN
+      PERFORM require_read_committed();
+      PERFORM pg_advisory_xact_lock(community_user_lock_hi(p_user), community_user_lock_lo(p_user));
+      SELECT * INTO m FROM community_membership WHERE user_id = p_user;
+      IF m.status = 'LEFT' THEN
+        RETURN m; -- leaving twice never moves the boundary
+      END IF;
+      v_left_at := greatest(now_ns(), m.rejoined_at_ns,
+        (SELECT max(c.at_ns) + 1 FROM contribution c WHERE c.user_id = p_user));
+      INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
+        VALUES (p_user, 'LEFT', v_left_at)
+        ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
+        RETURNING cm.* INTO m;
+      INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
+      RETURN m;
+    END
+    $$;
+
+    -- Returns NULL for a user who never left (ACTIVE by default).
+    CREATE FUNCTION rejoin_community_layer(p_user u64) RETURNS community_membership
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      m community_membership;
+      v_rejoined_at bigint;
+    BEGIN
+      PERFORM require_read_committed();
+      PERFORM pg_advisory_xact_lock(community_user_lock_hi(p_user), community_user_lock_lo(p_user));
+      SELECT * INTO m FROM community_membership WHERE user_id = p_user;
+      IF NOT FOUND OR m.status = 'ACTIVE' THEN
+        RETURN m;
+      END IF;
+      v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
+      UPDATE community_membership
+         SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
+       WHERE user_id = p_user
+       RETURNING * INTO m;
+      UPDATE leave_episode SET rejoined_at_ns = v_rejoined_at
+       WHERE user_id = p_user AND rejoined_at_ns IS NULL;
+      RETURN m;
+    END
+    $$;
+
+    -- One call stores a whole group of signals. p_gate_open[i] is the in-memory gate's answer
+    -- (false: the cache knows the user LEFT, so no lock and no fan-out). Cohorts come flattened as
+    -- (p_cohort_ords[j], p_cohort_ids[j]) with 1-based signal ordinals, already deduplicated.
+    CREATE FUNCTION ingest_signals(
+      p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[],
+      p_occurred_at timestamptz[], p_surfaces text[], p_gate_open boolean[],
+      p_cohort_ords int[], p_cohort_ids text[]
+    ) RETURNS TABLE (r_signal_id bigint, r_forwarded boolean, r_cohorts_attributed int)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      v_now bigint;
+      v_shard int2 := (pg_backend_pid() % 32)::int2;
+    BEGIN
+      PERFORM require_read_committed();
+      PERFORM pg_advisory_xact_lock_shared(k.hi, k.lo)
+         FROM (SELECT DISTINCT community_user_lock_hi(g.u::u64) AS hi, community_user_lock_lo(g.u::u64) AS lo
+                 FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
+                WHERE g.open
+                ORDER BY 1, 2) AS k;
+      v_now := now_ns();
+      RETURN QUERY
+      WITH input AS (
+        SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open
+          FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open)
+               WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, ord)
+      ), requested_cohorts AS (
+        SELECT c.ord, c.cohort FROM unnest(p_cohort_ords, p_cohort_ids) AS c(ord, cohort)
+      ), decided AS (
+        SELECT i.*, nextval('signal_id_seq') AS id,
+               (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
+               greatest(v_now, m.left_at_ns, m.rejoined_at_ns) AS at_ns
+          FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
+      ), attributed AS (
+        SELECT d.id, d.user_id, d.item, d.w, d.at_ns, rc.cohort
+          FROM requested_cohorts rc JOIN decided d ON d.ord = rc.ord
+         WHERE d.fwd
+      ), stored AS (
+        INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded)
+        SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface,
+               coalesce((SELECT array_agg(rc.cohort) FROM requested_cohorts rc WHERE rc.ord = d.ord), '{}'),
+               d.at_ns, d.fwd
+          FROM decided d
+      ), ledger AS (
+        INSERT INTO contribution (user_id, signal_id, cohort_id, item_id, weight_micros, at_ns)
+        SELECT d.user_id, d.id, NULL, d.item, d.w, d.at_ns FROM decided d WHERE d.fwd
+        UNION ALL
+        SELECT a.user_id, a.id, a.cohort, a.item, a.w, a.at_ns FROM attributed a
+      ), community AS (
+        INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
+        SELECT d.item, v_shard, count(*), sum(d.w) FROM decided d WHERE d.fwd GROUP BY d.item ORDER BY d.item
+        ON CONFLICT (item_id, shard) DO UPDATE
+          SET signal_count = agg.signal_count + excluded.signal_count,
+              weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+      ), cohort AS (
+        INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
+        SELECT a.cohort, a.item, v_shard, count(*), sum(a.w) FROM attributed a
+         GROUP BY a.cohort, a.item ORDER BY a.cohort, a.item
+        ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
+          SET signal_count = agg.signal_count + excluded.signal_count,
+              weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+      )
+      SELECT d.id, d.fwd, (SELECT count(*)::int FROM attributed a WHERE a.id = d.id)
+        FROM decided d
+       ORDER BY d.ord;
+    END
+    $$;
+  `.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    DROP FUNCTION ingest_signals, rejoin_community_layer, leave_community_layer, require_read_committed;
+  `.execute(db);
+}

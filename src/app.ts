@@ -1,0 +1,102 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import { MembershipSync } from './cache/membership-sync.js';
+import type { Config } from './config/config.js';
+import { connectDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import type { Services } from './graphql/context.js';
+import { createHttpServer } from './server/http.js';
+import { createLogger } from './server/logger.js';
+import { createGraphQLServer, type RequestScope } from './server/yoga.js';
+import { SignalBatcher } from './signals/signal-batcher.js';
+
+export interface App {
+  /** Migrates, restores the membership cache, then listens. Resolves when ready to serve. */
+  start(): Promise<void>;
+  /** Stops accepting, lets in-flight requests finish, then closes listener and pool. */
+  stop(): Promise<void>;
+  /** The GraphQL endpoint, once started. */
+  readonly url: string;
+  readonly services: Services;
+  /** Distinguishes instances in logs and in pg_stat_activity.application_name. */
+  readonly instanceId: string;
+}
+
+export interface AppOptions {
+  logger?: Logger;
+  /**
+   * false: never start the membership listener, so the cache never hears of a leave (readiness
+   * stays false). Tests use it to prove the database guard alone keeps the boundary.
+   */
+  membershipSync?: boolean;
+}
+
+/** The composition root: everything an instance owns is created here and nowhere else. */
+export function createApp(config: Config, options: AppOptions = {}): App {
+  if (!config.databaseUrl) throw new Error('createApp needs config.databaseUrl (main starts the embedded database)');
+  const instanceId = randomBytes(4).toString('hex');
+  const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
+  const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
+  const membership = new MembershipSync({
+    db: database.db,
+    connectionString: config.databaseUrl,
+    applicationName: `community-layer listener ${instanceId}`,
+    logger,
+    listener: config.listener,
+  });
+  const signals = new SignalBatcher({
+    db: database.db,
+    logger,
+    isLeft: (userId) => membership.cache.isLeft(userId),
+    maxBatchSize: config.signalBatch.maxSize,
+    concurrency: config.signalBatch.concurrency,
+  });
+  const services: Services = { db: database.db, membership, signals, logger };
+  const requestScope = new AsyncLocalStorage<RequestScope>();
+  const yoga = createGraphQLServer(config, services, requestScope);
+  let shuttingDown = false;
+  const server = createHttpServer({
+    yoga,
+    requestScope,
+    isShuttingDown: () => shuttingDown,
+    readiness: [
+      { name: 'database', check: async () => (await sql`SELECT 1`.execute(database.db), true) },
+      { name: 'membershipCache', check: async () => membership.inSync },
+    ],
+  });
+  let url = '';
+
+  return {
+    services,
+    instanceId,
+    get url() {
+      return url;
+    },
+    async start() {
+      const applied = await migrateToLatest(database.db);
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+      if (options.membershipSync !== false) await membership.start();
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.http.port, config.http.host, () => resolve());
+      });
+      const address = server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      url = `http://${host}:${address.port}/graphql`;
+    },
+    async stop() {
+      shuttingDown = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(deadline);
+      await signals.drained();
+      await membership.stop();
+      await database.close();
+    },
+  };
+}

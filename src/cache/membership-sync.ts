@@ -1,0 +1,216 @@
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database, MembershipStatus } from '../db/schema.js';
+import { ChannelListener, type ListenerState } from './channel-listener.js';
+import { MembershipCache, type MembershipChange } from './membership-cache.js';
+import { U64HashSet } from './u64-hash-set.js';
+
+export const MEMBERSHIP_CHANNEL = 'community_membership';
+const RESTORE_BATCH = 50_000;
+const RESTORE_PROGRESS_EVERY = 200_000;
+
+export interface MembershipSyncOptions {
+  db: Kysely<Database>;
+  connectionString: string;
+  applicationName: string;
+  logger: Logger;
+  listener: {
+    heartbeatMs: number;
+    heartbeatTimeoutMs: number;
+    backoffMinMs: number;
+    backoffMaxMs: number;
+    resyncMs: number;
+  };
+}
+
+/** Told of every change applied to the cache; `sentAtUs` is the database clock at the write. */
+export type MembershipChangeListener = (change: MembershipChange, sentAtUs: bigint) => void;
+
+/**
+ * Keeps a MembershipCache equal to the table on every instance: LISTEN first, then a snapshot
+ * (full at start, only rows above the applied version after a reconnect), then notifications.
+ * While that chain is broken the cache is "not in sync": readiness is false, and only its LEFT
+ * answers are used (an ACTIVE answer always goes through the database guard anyway).
+ */
+export class MembershipSync {
+  readonly cache = new MembershipCache();
+  private readonly listener: ChannelListener;
+  private synced = false;
+  private loadedOnce = false;
+  private resyncTimer: NodeJS.Timeout | null = null;
+  private resyncChain: Promise<void> = Promise.resolve();
+  private stats = { resyncs: 0, fullReloads: 0, ignoredNotifications: 0 };
+  private readonly changeListeners = new Set<MembershipChangeListener>();
+
+  constructor(private readonly options: MembershipSyncOptions) {
+    this.listener = new ChannelListener({
+      connectionString: options.connectionString,
+      applicationName: options.applicationName,
+      channel: MEMBERSHIP_CHANNEL,
+      ...options.listener,
+      logger: options.logger,
+      onNotification: (payload) => this.onNotification(payload),
+      onListening: () => this.resync(),
+      onLost: () => {
+        this.synced = false;
+      },
+    });
+  }
+
+  get inSync(): boolean {
+    return this.synced && this.listener.currentState === 'listening';
+  }
+
+  get listenerState(): ListenerState {
+    return this.listener.currentState;
+  }
+
+  get counters(): Readonly<{ resyncs: number; fullReloads: number; ignoredNotifications: number; reconnects: number }> {
+    return { ...this.stats, reconnects: this.listener.reconnectCount };
+  }
+
+  /** Observers such as metrics and subscriptions; returns the unsubscribe function. */
+  onChange(listener: MembershipChangeListener): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  async start(): Promise<void> {
+    await this.listener.start();
+    this.resyncTimer = setInterval(() => void this.resync().catch((error: unknown) => this.resyncFailed(error)), this.options.listener.resyncMs);
+    this.resyncTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.resyncTimer) clearInterval(this.resyncTimer);
+    this.synced = false;
+    await this.listener.stop();
+    await this.resyncChain.catch(() => undefined);
+  }
+
+  /** One at a time: a full load first, then deltas, with a full reload if the LEFT count drifts. */
+  resync(): Promise<void> {
+    const run = this.resyncChain.then(async () => {
+      if (!this.loadedOnce) {
+        await this.fullReload();
+        this.loadedOnce = true;
+      } else if (!(await this.deltaResync())) {
+        await this.fullReload();
+      }
+      this.stats.resyncs++;
+      if (this.listener.currentState !== 'stopped') this.synced = true;
+    });
+    this.resyncChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private onNotification(payload: string): void {
+    const change = parsePayload(payload);
+    if (!change) {
+      this.options.logger.warn({ payload }, 'ignoring malformed membership notification');
+      return;
+    }
+    if (!this.cache.applyChange(change.change)) {
+      this.stats.ignoredNotifications++;
+      return;
+    }
+    for (const listener of this.changeListeners) listener(change.change, change.sentAtUs);
+  }
+
+  private async fullReload(): Promise<void> {
+    const started = performance.now();
+    this.cache.beginReload();
+    try {
+      const { set, version } = await this.loadLeftUsers();
+      this.cache.finishReload(set, version);
+      this.stats.fullReloads++;
+      this.options.logger.info(
+        { entries: set.size, version: version.toString(), ms: Math.round(performance.now() - started) },
+        'membership cache loaded',
+      );
+    } catch (error) {
+      this.cache.abortReload();
+      throw error;
+    }
+  }
+
+  /** Streams LEFT users in keyset batches from one REPEATABLE READ snapshot. */
+  private loadLeftUsers(): Promise<{ set: U64HashSet; version: bigint }> {
+    return this.options.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        const clock = await trx.selectFrom('membership_clock').select('version').executeTakeFirstOrThrow();
+        const set = new U64HashSet();
+        let after: string | null = null;
+        for (;;) {
+          let query = trx
+            .selectFrom('community_membership')
+            .select('user_id')
+            .where('status', '=', 'LEFT')
+            .orderBy('user_id')
+            .limit(RESTORE_BATCH);
+          if (after !== null) query = query.where('user_id', '>', after);
+          const rows = await query.execute();
+          for (const row of rows) set.add(row.user_id);
+          if (rows.length < RESTORE_BATCH) break;
+          after = rows[rows.length - 1]!.user_id;
+          if (set.size % RESTORE_PROGRESS_EVERY < RESTORE_BATCH) {
+            this.options.logger.info({ loaded: set.size }, 'loading membership cache');
+          }
+        }
+        return { set, version: BigInt(clock.version) };
+      });
+  }
+
+  /** Applies rows above the applied version; false when the LEFT count says a full reload is due. */
+  private async deltaResync(): Promise<boolean> {
+    const since = this.cache.appliedVersion;
+    const snapshot = await this.options.db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(async (trx) => {
+        const head = await trx
+          .selectFrom('membership_clock')
+          .select('version')
+          .select((eb) =>
+            eb
+              .selectFrom('community_membership')
+              .select(sql<string>`count(*)`.as('n'))
+              .where('status', '=', 'LEFT')
+              .as('left_count'),
+          )
+          .executeTakeFirstOrThrow();
+        const rows = await trx
+          .selectFrom('community_membership')
+          .select(['user_id', 'status', 'version'])
+          .where('version', '>', since.toString())
+          .orderBy('version')
+          .execute();
+        return { version: BigInt(head.version), leftCount: Number(head.left_count), rows };
+      });
+    this.cache.applySnapshotDelta(
+      snapshot.rows.map((row) => ({ userId: row.user_id, status: row.status, version: BigInt(row.version) })),
+      snapshot.version,
+    );
+    // Deletes leave no row behind to resync from; a drifting count catches them.
+    const comparable = this.cache.appliedVersion === snapshot.version;
+    return !comparable || this.cache.size === snapshot.leftCount;
+  }
+
+  private resyncFailed(error: unknown): void {
+    this.options.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'membership resync failed');
+  }
+}
+
+function parsePayload(payload: string): { change: MembershipChange; sentAtUs: bigint } | null {
+  const [version, userId, status, sentAtUs] = payload.split(',');
+  if (!version || !userId || !sentAtUs || (status !== 'LEFT' && status !== 'ACTIVE')) return null;
+  try {
+    return { change: { version: BigInt(version), userId, status: status as MembershipStatus }, sentAtUs: BigInt(sentAtUs) };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,73 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+/** The tables as Kysely sees them. int8 and numeric arrive as strings (exact), never numbers. */
+export type MembershipStatus = 'ACTIVE' | 'LEFT';
+export type SignalKind = 'VIEW' | 'CLICK' | 'LIKE' | 'SHARE' | 'SAVE' | 'SKIP' | 'DISLIKE';
+
+type Int8 = ColumnType<string, string | bigint, string | bigint>;
+
+export interface CommunityMembershipTable {
+  user_id: string;
+  status: MembershipStatus;
+  left_at_ns: Int8 | null;
+  rejoined_at_ns: Int8 | null;
+  version: ColumnType<string, never, never>;
+  updated_at: ColumnType<Date, never, never>;
+}
+
+export interface LeaveEpisodeTable {
+  user_id: string;
+  left_at_ns: Int8;
+  rejoined_at_ns: Int8 | null;
+}
+
+export interface MembershipClockTable {
+  singleton: boolean;
+  version: Int8;
+}
+
+export interface SignalTable {
+  id: Generated<string>;
+  user_id: string;
+  item_id: string;
+  kind: SignalKind;
+  weight_micros: Int8;
+  occurred_at: Date | null;
+  surface: string | null;
+  cohort_ids: string[];
+  at_ns: Int8;
+  forwarded: boolean;
+}
+
+export interface ContributionTable {
+  id: Generated<string>;
+  user_id: string;
+  signal_id: Int8;
+  cohort_id: string | null;
+  item_id: string;
+  weight_micros: Int8;
+  at_ns: Int8;
+}
+
+export interface CommunityItemAggregateTable {
+  item_id: string;
+  shard: number;
+  signal_count: Int8;
+  weight_micros_sum: string;
+}
+
+export interface CohortItemAggregateTable extends CommunityItemAggregateTable {
+  cohort_id: string;
+}
+
+export interface Database {
+  community_membership: CommunityMembershipTable;
+  leave_episode: LeaveEpisodeTable;
+  membership_clock: MembershipClockTable;
+  signal: SignalTable;
+  contribution: ContributionTable;
+  community_item_aggregate: CommunityItemAggregateTable;
+  cohort_item_aggregate: CohortItemAggregateTable;
+}
+
+export type MembershipRow = Selectable<CommunityMembershipTable>;

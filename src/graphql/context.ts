@@ -1,0 +1,18 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { MembershipSync } from '../cache/membership-sync.js';
+import type { Database } from '../db/schema.js';
+import type { SignalBatcher } from '../signals/signal-batcher.js';
+
+/** What resolvers may use; built once per app by the composition root. */
+export interface Services {
+  db: Kysely<Database>;
+  membership: MembershipSync;
+  signals: SignalBatcher;
+  logger: Logger;
+}
+
+export interface GraphQLContext {
+  services: Services;
+  requestId: string;
+}

@@ -1,0 +1,58 @@
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { createApp } from './app.js';
+import { createLogger } from './server/logger.js';
+
+/** `npm start`: the configured PostgreSQL, or an embedded one under EMBEDDED_PG_DIR. */
+async function main(): Promise<void> {
+  const config = readConfig();
+  const logger = createLogger(config);
+  const started = performance.now();
+  let embedded: EmbeddedDatabase | null = null;
+  if (!config.databaseUrl) {
+    logger.info({ dataDir: config.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.embeddedDataDir,
+      database: 'community_layer',
+      persistent: true,
+      log: (message) => logger.debug({ postgres: message.trim() }),
+    });
+  }
+  const app = createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url }, { logger });
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
+    await embedded?.stop();
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  try {
+    await app.start();
+  } catch (error) {
+    await embedded?.stop();
+    throw error;
+  }
+  logger.info({ url: app.url, ms: Math.round(performance.now() - started) }, `community-layer ready: ${app.url}`);
+}
+
+function readConfig(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error('community-layer failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});

@@ -1,0 +1,73 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database, MembershipRow, MembershipStatus } from '../db/schema.js';
+
+export interface Membership {
+  userId: string;
+  status: MembershipStatus;
+  /** The current boundary (ns since the epoch, decimal); null while ACTIVE. */
+  leftAtNs: string | null;
+}
+
+export interface LeaveEpisode {
+  leftAtNs: string;
+  rejoinedAtNs: string | null;
+  /** Signals the gate held back from this leave until the next one. */
+  gatedSignals: number;
+}
+
+/** Leaving twice returns the existing record: the boundary never moves. */
+export async function leave(db: Kysely<Database>, userId: string): Promise<Membership> {
+  const { rows } = await sql<MembershipRow>`SELECT * FROM leave_community_layer(${userId})`.execute(db);
+  return toMembership(userId, rows[0]);
+}
+
+export async function rejoin(db: Kysely<Database>, userId: string): Promise<Membership> {
+  const { rows } = await sql<MembershipRow>`SELECT * FROM rejoin_community_layer(${userId})`.execute(db);
+  return toMembership(userId, rows[0]);
+}
+
+export async function findMembership(db: Kysely<Database>, userId: string): Promise<Membership> {
+  const row = await db
+    .selectFrom('community_membership')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return toMembership(userId, row);
+}
+
+/** Every leave, oldest first, with what the gate held back from it. */
+export async function listLeaveEpisodes(db: Kysely<Database>, userId: string): Promise<LeaveEpisode[]> {
+  const rows = await db
+    .with('episode', (qb) =>
+      qb
+        .selectFrom('leave_episode')
+        .select(['user_id', 'left_at_ns', 'rejoined_at_ns'])
+        .select(sql<string | null>`lead(left_at_ns) OVER (ORDER BY left_at_ns)`.as('next_left_at_ns'))
+        .where('user_id', '=', userId),
+    )
+    .selectFrom('episode as e')
+    .select(['e.left_at_ns', 'e.rejoined_at_ns'])
+    .select((eb) =>
+      eb
+        .selectFrom('signal as s')
+        .select(sql<string>`count(*)`.as('n'))
+        .whereRef('s.user_id', '=', 'e.user_id')
+        .where('s.forwarded', '=', false)
+        .whereRef('s.at_ns', '>=', 'e.left_at_ns')
+        .where((w) => w.or([w('e.next_left_at_ns', 'is', null), w('s.at_ns', '<', w.ref('e.next_left_at_ns'))]))
+        .as('gated_signals'),
+    )
+    .orderBy('e.left_at_ns')
+    .execute();
+  return rows.map((row) => ({
+    leftAtNs: row.left_at_ns,
+    rejoinedAtNs: row.rejoined_at_ns,
+    gatedSignals: Number(row.gated_signals ?? 0),
+  }));
+}
+
+function toMembership(userId: string, row: MembershipRow | undefined): Membership {
+  // A user with no row (or a NULL row from the functions) never left: ACTIVE.
+  if (!row?.user_id) return { userId, status: 'ACTIVE', leftAtNs: null };
+  return { userId, status: row.status, leftAtNs: row.left_at_ns };
+}

@@ -1,0 +1,78 @@
+import { builder } from '../graphql/builder.js';
+import { nanosToIso } from '../graphql/scalars.js';
+import {
+  findMembership,
+  leave,
+  listLeaveEpisodes,
+  rejoin,
+  type LeaveEpisode as LeaveEpisodeShape,
+  type Membership,
+} from './membership.repository.js';
+
+export const MembershipStatusEnum = builder.enumType('MembershipStatus', {
+  description: 'ACTIVE: signals also feed shared aggregates. LEFT: they are kept for the user only.',
+  values: ['ACTIVE', 'LEFT'] as const,
+});
+
+const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').implement({
+  description: 'One leave: the window [leftAtNs, rejoinedAtNs) in which nothing of the user reached a shared aggregate.',
+  fields: (t) => ({
+    leftAtNs: t.expose('leftAtNs', { type: 'UInt64', description: 'Nanoseconds since the Unix epoch, database clock.' }),
+    rejoinedAtNs: t.expose('rejoinedAtNs', { type: 'UInt64', nullable: true, description: 'Null while this leave is current.' }),
+    gatedSignals: t.exposeInt('gatedSignals', {
+      description: 'Signals the gate held back from shared aggregates from this leave until the next one.',
+    }),
+  }),
+});
+
+export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMembership').implement({
+  description: "A user's standing in the community personalization layer.",
+  fields: (t) => ({
+    userId: t.expose('userId', { type: 'UInt64' }),
+    status: t.expose('status', { type: MembershipStatusEnum }),
+    leftAtNs: t.expose('leftAtNs', {
+      type: 'UInt64',
+      nullable: true,
+      description: 'The boundary: nanoseconds since the Unix epoch on the database clock. Null while ACTIVE.',
+    }),
+    leftAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'The same instant as leftAtNs, ISO-8601. Null while ACTIVE.',
+      resolve: (membership) => (membership.leftAtNs === null ? null : nanosToIso(membership.leftAtNs)),
+    }),
+    history: t.field({
+      type: [LeaveEpisodeRef],
+      description: 'Every leave, oldest first, including the current one.',
+      resolve: (membership, _args, { services }) => listLeaveEpisodes(services.db, membership.userId),
+    }),
+  }),
+});
+
+builder.queryField('communityLayerStatus', (t) =>
+  t.field({
+    type: CommunityMembershipRef,
+    description: 'Where a user stands. A user never seen is ACTIVE with an empty history.',
+    args: { userId: t.arg({ type: 'UInt64', required: true }) },
+    resolve: (_root, { userId }, { services }) => findMembership(services.db, userId),
+  }),
+);
+
+builder.mutationField('leaveCommunityLayer', (t) =>
+  t.field({
+    type: CommunityMembershipRef,
+    description:
+      'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
+    args: { userId: t.arg({ type: 'UInt64', required: true }) },
+    resolve: (_root, { userId }, { services }) => leave(services.db, userId),
+  }),
+);
+
+builder.mutationField('rejoinCommunityLayer', (t) =>
+  t.field({
+    type: CommunityMembershipRef,
+    description: 'Resumes forwarding; history keeps every past leave. Rejoining while ACTIVE changes nothing.',
+    args: { userId: t.arg({ type: 'UInt64', required: true }) },
+    resolve: (_root, { userId }, { services }) => rejoin(services.db, userId),
+  }),
+);

@@ -1,0 +1,42 @@
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { RequestScope, Yoga } from './yoga.js';
+
+export interface Probe {
+  name: string;
+  check(): Promise<boolean>;
+}
+
+export interface HttpServerOptions {
+  yoga: Yoga;
+  requestScope: AsyncLocalStorage<RequestScope>;
+  readiness: Probe[];
+  isShuttingDown(): boolean;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/** /graphql (Yoga), /healthz (process up), /readyz (able to serve correctly). */
+export function createHttpServer(options: HttpServerOptions): http.Server {
+  return http.createServer((req, res) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', requestId);
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
+    options.requestScope.run({ requestId }, () => void options.yoga(req, res, { requestId }));
+  });
+}
+
+async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; checks: Record<string, boolean> }> {
+  const results = await Promise.all(options.readiness.map(async (probe) => [probe.name, await probe.check().catch(() => false)] as const));
+  const checks = Object.fromEntries([...results, ['accepting', !options.isShuttingDown()]]);
+  return { ok: Object.values(checks).every(Boolean), checks };
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}

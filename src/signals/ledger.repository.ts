@@ -1,0 +1,78 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { WEIGHT_SCALE } from './signal-input.js';
+
+export interface ItemAggregate {
+  itemId: string;
+  signalCount: number;
+  weightSum: number;
+}
+
+export interface Contribution {
+  id: string;
+  signalId: string;
+  /** "community" or the cohort id. */
+  target: string;
+  cohortId: string | null;
+  itemId: string;
+  weight: number;
+  atNs: string;
+}
+
+/** Sums the shards of one item's community aggregate. */
+export async function communityItemAggregate(db: Kysely<Database>, itemId: string): Promise<ItemAggregate> {
+  const row = await db
+    .selectFrom('community_item_aggregate')
+    .select([sql<string>`coalesce(sum(signal_count), 0)`.as('count'), sql<string>`coalesce(sum(weight_micros_sum), 0)`.as('weight')])
+    .where('item_id', '=', itemId)
+    .executeTakeFirstOrThrow();
+  return toAggregate(itemId, row);
+}
+
+export async function cohortItemAggregate(db: Kysely<Database>, cohortId: string, itemId: string): Promise<ItemAggregate> {
+  const row = await db
+    .selectFrom('cohort_item_aggregate')
+    .select([sql<string>`coalesce(sum(signal_count), 0)`.as('count'), sql<string>`coalesce(sum(weight_micros_sum), 0)`.as('weight')])
+    .where('cohort_id', '=', cohortId)
+    .where('item_id', '=', itemId)
+    .executeTakeFirstOrThrow();
+  return toAggregate(itemId, row);
+}
+
+export interface ContributionPosition {
+  atNs: string;
+  id: string;
+}
+
+/** A user's contributions oldest first, from after `position`, keyset-paginated. */
+export async function listContributions(
+  db: Kysely<Database>,
+  userId: string,
+  after: ContributionPosition | null,
+  limit: number,
+): Promise<Contribution[]> {
+  let query = db
+    .selectFrom('contribution')
+    .select(['id', 'signal_id', 'cohort_id', 'item_id', 'weight_micros', 'at_ns'])
+    .where('user_id', '=', userId)
+    .orderBy('at_ns')
+    .orderBy('id')
+    .limit(limit);
+  if (after) {
+    query = query.where((eb) => eb(eb.refTuple('at_ns', 'id'), '>', eb.tuple(after.atNs, after.id)));
+  }
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    id: row.id,
+    signalId: row.signal_id,
+    target: row.cohort_id ?? 'community',
+    cohortId: row.cohort_id,
+    itemId: row.item_id,
+    weight: Number(row.weight_micros) / WEIGHT_SCALE,
+    atNs: row.at_ns,
+  }));
+}
+
+function toAggregate(itemId: string, row: { count: string; weight: string }): ItemAggregate {
+  return { itemId, signalCount: Number(row.count), weightSum: Number(row.weight) / WEIGHT_SCALE };
+}

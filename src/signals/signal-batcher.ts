@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+import type { ValidSignal } from './signal-input.js';
+import { ingestSignals, type StoredSignal } from './signal.repository.js';
+
+export interface SignalOutcome extends StoredSignal {
+  status: 'ACTIVE' | 'LEFT';
+}
+
+interface Job {
+  signals: readonly ValidSignal[];
+  resolve(outcomes: SignalOutcome[]): void;
+  reject(error: unknown): void;
+}
+
+export interface SignalBatcherOptions {
+  db: Kysely<Database>;
+  logger: Logger;
+  /** The in-memory gate. */
+  isLeft(userId: string): boolean;
+  maxBatchSize: number;
+  concurrency: number;
+}
+
+const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
+const MAX_ATTEMPTS = 3;
+
+/**
+ * Group commit: signals that arrive while earlier groups are in flight are written together in one
+ * statement, so the database cost per request shrinks as load grows. The gate is consulted per
+ * signal when its group is formed; the database guard still decides for every signal the cache
+ * lets through, so grouping never weakens the boundary.
+ */
+export class SignalBatcher {
+  private queue: Job[] = [];
+  private inFlight = 0;
+  private flushScheduled = false;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: SignalBatcherOptions) {}
+
+  submit(signals: readonly ValidSignal[]): Promise<SignalOutcome[]> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ signals, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** Resolves when nothing is queued or in flight (graceful shutdown). */
+  drained(): Promise<void> {
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  // setImmediate lets every request parsed in this I/O turn join the group, adding no timer delay.
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.inFlight >= this.options.concurrency) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      while (this.queue.length > 0 && this.inFlight < this.options.concurrency) void this.runGroup(this.takeGroup());
+    });
+  }
+
+  private takeGroup(): Job[] {
+    const group: Job[] = [];
+    let size = 0;
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!;
+      if (group.length > 0 && size + next.signals.length > this.options.maxBatchSize) break;
+      group.push(this.queue.shift()!);
+      size += next.signals.length;
+    }
+    return group;
+  }
+
+  private async runGroup(jobs: Job[]): Promise<void> {
+    this.inFlight++;
+    try {
+      await this.write(jobs);
+    } finally {
+      this.inFlight--;
+      if (this.queue.length > 0) this.scheduleFlush();
+      else if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    }
+  }
+
+  private async write(jobs: Job[]): Promise<void> {
+    try {
+      const outcomes = await this.writeWithRetry(jobs.flatMap((job) => job.signals));
+      let offset = 0;
+      for (const job of jobs) {
+        job.resolve(outcomes.slice(offset, offset + job.signals.length));
+        offset += job.signals.length;
+      }
+    } catch (error) {
+      if (jobs.length === 1) {
+        jobs[0]!.reject(error);
+        return;
+      }
+      // One bad job must not fail its neighbours: retry each alone.
+      this.options.logger.warn({ err: errorMessage(error), jobs: jobs.length }, 'signal group failed; writing its requests one by one');
+      await Promise.all(jobs.map((job) => this.write([job])));
+    }
+  }
+
+  private async writeWithRetry(signals: ValidSignal[]): Promise<SignalOutcome[]> {
+    for (let attempt = 1; ; attempt++) {
+      const gate = signals.map((signal) => ({ signal, gateOpen: !this.options.isLeft(signal.userId) }));
+      try {
+        const stored = await ingestSignals(this.options.db, gate);
+        return stored.map((row) => ({ ...row, status: row.forwarded ? 'ACTIVE' : 'LEFT' }));
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
+      }
+    }
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,85 @@
+import type { SignalKind } from '../db/schema.js';
+
+/** Weight of a signal when the client sends none: positive engagement counts up, rejection down. */
+export const DEFAULT_WEIGHTS: Readonly<Record<SignalKind, number>> = {
+  VIEW: 1,
+  CLICK: 2,
+  LIKE: 5,
+  SHARE: 8,
+  SAVE: 6,
+  SKIP: -1,
+  DISLIKE: -5,
+};
+
+export const MAX_ABS_WEIGHT = 1e6;
+export const MAX_ID_LENGTH = 128;
+export const MAX_COHORTS = 32;
+export const MAX_SURFACE_LENGTH = 256;
+/** Weights are stored as integers of 1e-6 so that aggregates equal the ledger sum exactly. */
+export const WEIGHT_SCALE = 1_000_000;
+
+export interface SignalInput {
+  userId: string;
+  itemId: string;
+  kind: SignalKind;
+  weight?: number | null;
+  occurredAt?: Date | null;
+  context?: { cohortIds?: readonly string[] | null; surface?: string | null } | null;
+}
+
+export interface ValidSignal {
+  userId: string;
+  itemId: string;
+  kind: SignalKind;
+  weightMicros: number;
+  occurredAt: Date | null;
+  surface: string | null;
+  /** Deduplicated, in first-seen order. */
+  cohortIds: string[];
+}
+
+export class SignalInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field} ${message}`);
+  }
+}
+
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
+
+export function validateSignal(input: SignalInput, path: string): ValidSignal {
+  const itemId = validId(input.itemId, `${path}.itemId`);
+  const weight = input.weight ?? DEFAULT_WEIGHTS[input.kind];
+  if (!Number.isFinite(weight) || Math.abs(weight) > MAX_ABS_WEIGHT) {
+    throw new SignalInputError(`${path}.weight`, `must be a finite number between -${MAX_ABS_WEIGHT} and ${MAX_ABS_WEIGHT}`);
+  }
+  const rawCohorts = input.context?.cohortIds ?? [];
+  const cohortIds = [...new Set(rawCohorts.map((id, i) => validId(id, `${path}.context.cohortIds[${i}]`)))];
+  if (cohortIds.length > MAX_COHORTS) {
+    throw new SignalInputError(`${path}.context.cohortIds`, `must name at most ${MAX_COHORTS} distinct cohorts`);
+  }
+  const surface = input.context?.surface ?? null;
+  if (surface !== null && (surface.length > MAX_SURFACE_LENGTH || surface.includes('\u0000'))) {
+    throw new SignalInputError(`${path}.context.surface`, `must be at most ${MAX_SURFACE_LENGTH} characters without NUL`);
+  }
+  return {
+    userId: input.userId,
+    itemId,
+    kind: input.kind,
+    weightMicros: Math.round(weight * WEIGHT_SCALE),
+    occurredAt: input.occurredAt ?? null,
+    surface,
+    cohortIds,
+  };
+}
+
+function validId(value: string, field: string): string {
+  if (value.length < 1 || value.length > MAX_ID_LENGTH) {
+    throw new SignalInputError(field, `must be 1 to ${MAX_ID_LENGTH} characters long`);
+  }
+  if (CONTROL_CHARACTERS.test(value)) throw new SignalInputError(field, 'must not contain control characters');
+  return value;
+}

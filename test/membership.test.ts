@@ -1,0 +1,167 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
+
+const MEMBERSHIP = `userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }`;
+const STATUS = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { ${MEMBERSHIP} } }`;
+const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { ${MEMBERSHIP} } }`;
+const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $userId) { ${MEMBERSHIP} } }`;
+
+let databaseUrl: string;
+let app: App;
+let db: pg.Client;
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase();
+  app = await startApp(databaseUrl);
+  db = await sqlClient(databaseUrl);
+});
+
+afterAll(async () => {
+  await db?.end();
+  await app?.stop();
+});
+
+async function membershipRows(): Promise<number> {
+  const { rows } = await db.query('SELECT (SELECT count(*) FROM community_membership) + (SELECT count(*) FROM leave_episode) AS n');
+  return Number(rows[0].n);
+}
+
+async function databaseNowNs(): Promise<bigint> {
+  const { rows } = await db.query('SELECT now_ns()::text AS ns');
+  return BigInt(rows[0].ns);
+}
+
+describe('membership semantics', () => {
+  it('a user never seen is ACTIVE with empty history, and reading writes nothing', async () => {
+    const before = await membershipRows();
+    const { data, errors } = await gql(app, STATUS, { userId: '7' });
+    expect(errors).toBeUndefined();
+    expect(data!.communityLayerStatus).toEqual({ userId: '7', status: 'ACTIVE', leftAtNs: null, leftAt: null, history: [] });
+    expect(await membershipRows()).toBe(before);
+  });
+
+  it('leave records the boundary from the database clock and opens an episode', async () => {
+    const lower = await databaseNowNs();
+    const { data, errors } = await gql(app, LEAVE, { userId: '11' });
+    const upper = await databaseNowNs();
+    expect(errors).toBeUndefined();
+    const left = data!.leaveCommunityLayer;
+    expect(left.status).toBe('LEFT');
+    const boundary = BigInt(left.leftAtNs);
+    expect(boundary >= lower && boundary <= upper).toBe(true);
+    expect(new Date(left.leftAt).getTime()).toBe(Number(boundary / 1_000_000n));
+    expect(left.leftAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
+    expect(left.history).toEqual([{ leftAtNs: left.leftAtNs, rejoinedAtNs: null, gatedSignals: 0 }]);
+
+    const status = await gql(app, STATUS, { userId: '11' });
+    expect(status.data!.communityLayerStatus).toEqual(left);
+  });
+
+  it('leaving while LEFT changes nothing: the boundary never moves', async () => {
+    const first = await gql(app, LEAVE, { userId: '12' });
+    const { rows: before } = await db.query('SELECT version FROM community_membership WHERE user_id = 12');
+    const second = await gql(app, LEAVE, { userId: '12' });
+    expect(second.data).toEqual(first.data);
+    const { rows: after } = await db.query('SELECT version FROM community_membership WHERE user_id = 12');
+    expect(after).toEqual(before);
+  });
+
+  it('rejoin closes the episode and keeps history; rejoining while ACTIVE changes nothing', async () => {
+    const never = await gql(app, REJOIN, { userId: '13' });
+    expect(never.data!.rejoinCommunityLayer).toMatchObject({ status: 'ACTIVE', history: [] });
+    expect(await db.query('SELECT 1 FROM community_membership WHERE user_id = 13').then((r) => r.rowCount)).toBe(0);
+
+    const first = (await gql(app, LEAVE, { userId: '13' })).data!.leaveCommunityLayer;
+    const rejoined = (await gql(app, REJOIN, { userId: '13' })).data!.rejoinCommunityLayer;
+    expect(rejoined.status).toBe('ACTIVE');
+    expect(rejoined.leftAtNs).toBeNull();
+    expect(rejoined.leftAt).toBeNull();
+    expect(rejoined.history).toHaveLength(1);
+    expect(rejoined.history[0].leftAtNs).toBe(first.leftAtNs);
+    expect(BigInt(rejoined.history[0].rejoinedAtNs)).toBeGreaterThan(BigInt(first.leftAtNs));
+
+    const again = (await gql(app, REJOIN, { userId: '13' })).data!.rejoinCommunityLayer;
+    expect(again).toEqual(rejoined);
+
+    const second = (await gql(app, LEAVE, { userId: '13' })).data!.leaveCommunityLayer;
+    expect(BigInt(second.leftAtNs)).toBeGreaterThan(BigInt(rejoined.history[0].rejoinedAtNs));
+    expect(second.history.map((e: { leftAtNs: string }) => e.leftAtNs)).toEqual([first.leftAtNs, second.leftAtNs]);
+    expect(second.history[1].rejoinedAtNs).toBeNull();
+  });
+
+  it('concurrent leaves of one user produce one episode and one boundary', async () => {
+    const results = await Promise.all(Array.from({ length: 24 }, () => gql(app, LEAVE, { userId: '14' })));
+    const boundaries = new Set(results.map((r) => r.data!.leaveCommunityLayer.leftAtNs));
+    expect(boundaries.size).toBe(1);
+    const { rows } = await db.query('SELECT left_at_ns::text FROM leave_episode WHERE user_id = 14');
+    expect(rows).toEqual([{ left_at_ns: [...boundaries][0] }]);
+  });
+});
+
+describe('UInt64 user ids', () => {
+  it.each(['0', '9007199254740993', '9223372036854775808', '18446744073709551615'])('%s round-trips exactly', async (userId) => {
+    const left = await gql(app, LEAVE, { userId });
+    expect(left.errors).toBeUndefined();
+    expect(left.data!.leaveCommunityLayer.userId).toBe(userId);
+    const { rows } = await db.query('SELECT user_id::text FROM community_membership WHERE user_id = $1', [userId]);
+    expect(rows).toEqual([{ user_id: userId }]);
+    const status = await gql(app, `{ communityLayerStatus(userId: "${userId}") { userId status } }`);
+    expect(status.data!.communityLayerStatus).toEqual({ userId, status: 'LEFT' });
+  });
+
+  const badInputs: [string, unknown][] = [
+    ['negative', '-1'],
+    ['above 2^64-1', '18446744073709551616'],
+    ['fraction', '1.5'],
+    ['exponent', '1e3'],
+    ['hex', '0x10'],
+    ['empty', ''],
+    ['whitespace', ' 42'],
+    ['trailing whitespace', '42 '],
+    ['leading plus', '+42'],
+    ['non-ASCII digits', '٤٢'],
+    ['fullwidth digits', '４２'],
+    ['1000 digits', '9'.repeat(1000)],
+    ['leading zeros', '007'],
+    ['JSON number above 2^53', 2 ** 60],
+    ['negative JSON number', -1],
+    ['fractional JSON number', 1.5],
+    ['boolean', true],
+  ];
+
+  it.each(badInputs)('%s is BAD_USER_INPUT as a variable and writes nothing', async (_label, userId) => {
+    const before = await membershipRows();
+    for (const operation of [LEAVE, REJOIN, STATUS]) {
+      const response = await gql(app, operation, { userId });
+      expect(response.status).toBeLessThan(500);
+      expect(response.data ?? null).toBeNull();
+      expect(response.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(response.errors?.[0]?.message).toContain('$userId');
+    }
+    expect(await membershipRows()).toBe(before);
+  });
+
+  it.each(badInputs.filter(([, value]) => typeof value === 'string'))(
+    '%s is BAD_USER_INPUT as a literal, naming the argument',
+    async (_label, userId) => {
+      const before = await membershipRows();
+      const response = await gql(app, `mutation { leaveCommunityLayer(userId: ${JSON.stringify(userId)}) { status } }`);
+      expect(response.status).toBeLessThan(500);
+      expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'userId' });
+      expect(await membershipRows()).toBe(before);
+    },
+  );
+});
+
+describe('durability', () => {
+  it('a leave survives stopping the app and starting a new one on the same database', async () => {
+    const left = (await gql(app, LEAVE, { userId: '21' })).data!.leaveCommunityLayer;
+    await app.stop();
+    app = await startApp(databaseUrl);
+    expect(app.services.membership.cache.isLeft('21')).toBe(true);
+    const status = (await gql(app, STATUS, { userId: '21' })).data!.communityLayerStatus;
+    expect(status).toEqual(left);
+  });
+});

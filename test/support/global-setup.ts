@@ -1,0 +1,65 @@
+import { chmod, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { connectDatabase } from '../../src/db/database.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createLogger } from '../../src/server/logger.js';
+
+export const TEMPLATE_DATABASE = 'community_layer_test_template';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+  }
+}
+
+let embedded: EmbeddedDatabase | null = null;
+
+/**
+ * One PostgreSQL for the whole run (embedded, or TEST_DATABASE_URL's server), and one migrated
+ * template database that every test file clones: a fresh database per file in milliseconds.
+ */
+export async function setup(project: TestProject): Promise<void> {
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) {
+    // Under /tmp: as root the server runs as "postgres", which cannot enter root-only folders.
+    const parent = await mkdtemp(path.join(tmpdir(), 'community-layer-test-'));
+    await chmod(parent, 0o755);
+    const dataDir = path.join(parent, 'pg');
+    embedded = await startEmbeddedPostgres({ dataDir, database: 'postgres', persistent: false, log: () => undefined });
+    adminUrl = embedded.url;
+  }
+  await recreateDatabase(adminUrl, TEMPLATE_DATABASE);
+  const templateUrl = withDatabase(adminUrl, TEMPLATE_DATABASE);
+  const database = connectDatabase({ url: templateUrl, poolMax: 2, logger: createLogger({ env: 'test', logLevel: 'silent' }) });
+  try {
+    await migrateToLatest(database.db);
+  } finally {
+    await database.close();
+  }
+  project.provide('adminDatabaseUrl', adminUrl);
+}
+
+export async function teardown(): Promise<void> {
+  await embedded?.stop();
+}
+
+async function recreateDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+export function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}

@@ -1,0 +1,78 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
+import { loadConfig } from '../../src/config/config.js';
+import { TEMPLATE_DATABASE, withDatabase } from './global-setup.js';
+
+/** A database of its own, cloned from the migrated template. */
+export async function freshDatabase(): Promise<string> {
+  const adminUrl = inject('adminDatabaseUrl');
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+  } finally {
+    await client.end();
+  }
+  return withDatabase(adminUrl, name);
+}
+
+/** A real app instance on an ephemeral port; several may share one database. */
+export async function startApp(
+  databaseUrl: string,
+  environment: Record<string, string> = {},
+  options: AppOptions = {},
+): Promise<App> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    LISTENER_HEARTBEAT_MS: '1000',
+    LISTENER_BACKOFF_MIN_MS: '20',
+    LISTENER_BACKOFF_MAX_MS: '500',
+    ...environment,
+  });
+  const app = createApp(config, options);
+  await app.start();
+  return app;
+}
+
+export interface GraphQLResponse<T = Record<string, any>> {
+  status: number;
+  data?: T | null;
+  errors?: { message: string; extensions?: Record<string, unknown>; path?: (string | number)[] }[];
+}
+
+/** POSTs a GraphQL operation over real HTTP. */
+export async function gql<T = Record<string, any>>(
+  app: App,
+  query: string,
+  variables?: Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<GraphQLResponse<T>> {
+  const response = await fetch(app.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as Omit<GraphQLResponse<T>, 'status'>;
+  return { status: response.status, ...body };
+}
+
+/** A plain SQL connection for assertions on what was written. */
+export async function sqlClient(databaseUrl: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  return client;
+}
+
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
