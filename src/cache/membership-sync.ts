@@ -41,6 +41,7 @@ export class MembershipSync {
   private resyncChain: Promise<void> = Promise.resolve();
   private stats = { resyncs: 0, fullReloads: 0, ignoredNotifications: 0 };
   private readonly changeListeners = new Set<MembershipChangeListener>();
+  private versionWaiters: { version: bigint; resolve(): void }[] = [];
 
   constructor(private readonly options: MembershipSyncOptions) {
     this.listener = new ChannelListener({
@@ -53,6 +54,7 @@ export class MembershipSync {
       onListening: () => this.resync(),
       onLost: () => {
         this.synced = false;
+        for (const waiter of this.versionWaiters.splice(0)) waiter.resolve();
       },
     });
   }
@@ -67,6 +69,23 @@ export class MembershipSync {
 
   get counters(): Readonly<{ resyncs: number; fullReloads: number; ignoredNotifications: number; reconnects: number }> {
     return { ...this.stats, reconnects: this.listener.reconnectCount };
+  }
+
+  /**
+   * Resolves when the cache has applied `version`, or at once while not in sync (a request must not
+   * stall on a lost listener), or after `timeoutMs`.
+   */
+  caughtUp(version: bigint, timeoutMs = 2_000): Promise<void> {
+    if (this.cache.appliedVersion >= version || !this.inSync) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = { version, resolve };
+      const timer = setTimeout(() => this.releaseWaiter(waiter), timeoutMs);
+      waiter.resolve = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.versionWaiters.push(waiter);
+    });
   }
 
   /** Observers such as metrics and subscriptions; returns the unsubscribe function. */
@@ -84,6 +103,7 @@ export class MembershipSync {
   async stop(): Promise<void> {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.synced = false;
+    for (const waiter of this.versionWaiters.splice(0)) waiter.resolve();
     await this.listener.stop();
     await this.resyncChain.catch(() => undefined);
   }
@@ -99,9 +119,24 @@ export class MembershipSync {
       }
       this.stats.resyncs++;
       if (this.listener.currentState !== 'stopped') this.synced = true;
+      this.releaseCaughtUp();
     });
     this.resyncChain = run.catch(() => undefined);
     return run;
+  }
+
+  private releaseWaiter(waiter: { version: bigint; resolve(): void }): void {
+    this.versionWaiters = this.versionWaiters.filter((other) => other !== waiter);
+    waiter.resolve();
+  }
+
+  private releaseCaughtUp(): void {
+    if (this.versionWaiters.length === 0) return;
+    const applied = this.cache.appliedVersion;
+    const due = this.versionWaiters.filter((waiter) => waiter.version <= applied);
+    if (due.length === 0) return;
+    this.versionWaiters = this.versionWaiters.filter((waiter) => waiter.version > applied);
+    for (const waiter of due) waiter.resolve();
   }
 
   private onNotification(payload: string): void {
@@ -115,6 +150,7 @@ export class MembershipSync {
       return;
     }
     for (const listener of this.changeListeners) listener(change.change, change.sentAtUs);
+    this.releaseCaughtUp();
   }
 
   private async fullReload(): Promise<void> {

@@ -6,6 +6,8 @@ export interface Membership {
   status: MembershipStatus;
   /** The current boundary (ns since the epoch, decimal); null while ACTIVE. */
   leftAtNs: string | null;
+  /** The membership version of this state; null for a user who never left. */
+  version: string | null;
 }
 
 export interface LeaveEpisode {
@@ -68,6 +70,6 @@ export async function listLeaveEpisodes(db: Kysely<Database>, userId: string): P
 
 function toMembership(userId: string, row: MembershipRow | undefined): Membership {
   // A user with no row (or a NULL row from the functions) never left: ACTIVE.
-  if (!row?.user_id) return { userId, status: 'ACTIVE', leftAtNs: null };
-  return { userId, status: row.status, leftAtNs: row.left_at_ns };
+  if (!row?.user_id) return { userId, status: 'ACTIVE', leftAtNs: null, version: null };
+  return { userId, status: row.status, leftAtNs: row.left_at_ns, version: row.version };
 }

@@ -1,4 +1,5 @@
 import { builder } from '../graphql/builder.js';
+import type { Services } from '../graphql/context.js';
 import { nanosToIso } from '../graphql/scalars.js';
 import {
   findMembership,
@@ -8,6 +9,16 @@ import {
   type LeaveEpisode as LeaveEpisodeShape,
   type Membership,
 } from './membership.repository.js';
+
+/**
+ * Answers once this instance's cache reflects the write, so the caller's next signal here takes
+ * the fast path it expects (right after a rejoin, a stale LEFT would otherwise hold it back).
+ * Other instances catch up within the notification delay; until then they err on the side of LEFT.
+ */
+async function readYourWrite(services: Services, membership: Membership): Promise<Membership> {
+  if (membership.version !== null) await services.membership.caughtUp(BigInt(membership.version));
+  return membership;
+}
 
 export const MembershipStatusEnum = builder.enumType('MembershipStatus', {
   description: 'ACTIVE: signals also feed shared aggregates. LEFT: they are kept for the user only.',
@@ -64,7 +75,7 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     description:
       'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
     args: { userId: t.arg({ type: 'UInt64', required: true }) },
-    resolve: (_root, { userId }, { services }) => leave(services.db, userId),
+    resolve: async (_root, { userId }, { services }) => readYourWrite(services, await leave(services.db, userId)),
   }),
 );
 
@@ -73,6 +84,6 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     type: CommunityMembershipRef,
     description: 'Resumes forwarding; history keeps every past leave. Rejoining while ACTIVE changes nothing.',
     args: { userId: t.arg({ type: 'UInt64', required: true }) },
-    resolve: (_root, { userId }, { services }) => rejoin(services.db, userId),
+    resolve: async (_root, { userId }, { services }) => readYourWrite(services, await rejoin(services.db, userId)),
   }),
 );
