@@ -56,26 +56,28 @@ describe('MembershipCache versions', () => {
     expect(cache.isLeft('5')).toBe(false);
   });
 
-  it('a snapshot delta applies only rows above what notifications already told', () => {
+  it('after a gap, a delta fills what was missed and keeps what newer notifications said', () => {
     const cache = new MembershipCache();
     cache.applyChange({ version: 4n, userId: '1', status: 'LEFT' });
-    cache.applySnapshotDelta(
+    // Disconnected: versions 5 and 6 were missed. Reconnected: the delta read starts, and a newer
+    // notification (8) for user 2 arrives before the snapshot (version 7) does.
+    cache.beginSnapshot();
+    cache.applyChange({ version: 8n, userId: '2', status: 'ACTIVE' });
+    cache.finishDelta(
       [
-        { version: 3n, userId: '1', status: 'ACTIVE' },
-        { version: 5n, userId: '2', status: 'LEFT' },
+        { version: 5n, userId: '3', status: 'LEFT' },
+        { version: 6n, userId: '1', status: 'ACTIVE' },
+        { version: 7n, userId: '2', status: 'LEFT' },
       ],
-      5n,
+      7n,
     );
-    expect(cache.isLeft('1')).toBe(true);
-    expect(cache.isLeft('2')).toBe(true);
-    expect(cache.appliedVersion).toBe(5n);
-    cache.applySnapshotDelta([{ version: 5n, userId: '2', status: 'ACTIVE' }], 5n);
-    expect(cache.isLeft('2')).toBe(true);
+    expect(['1', '2', '3'].map((id) => cache.isLeft(id))).toEqual([false, false, true]);
+    expect(cache.appliedVersion).toBe(8n);
   });
 
   it('a full reload replays notifications that arrived while it loaded', () => {
     const cache = new MembershipCache();
-    cache.beginReload();
+    cache.beginSnapshot();
     cache.applyChange({ version: 7n, userId: '9', status: 'LEFT' });
     cache.applyChange({ version: 11n, userId: '8', status: 'LEFT' });
     const loaded = new U64HashSet();

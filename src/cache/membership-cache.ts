@@ -44,37 +44,39 @@ export class MembershipCache {
   }
 
   /**
-   * Rows with version > appliedVersion, read in one snapshot whose clock was `snapshotVersion`.
-   * If notifications already carried us past the snapshot, they told us everything it holds.
+   * Start of a snapshot read. Notifications from now on are also kept, to be replayed over the
+   * snapshot: after a reconnect, notifications newer than the snapshot may arrive before it does,
+   * while older changes were missed, so neither side alone is complete.
    */
-  applySnapshotDelta(rows: Iterable<MembershipChange>, snapshotVersion: bigint): void {
-    if (snapshotVersion <= this.applied) return;
-    for (const row of rows) {
-      if (row.version > this.applied) this.set(this.left, row);
-    }
-    this.applied = snapshotVersion;
-  }
-
-  /** Start of a full reload: notifications from now on are kept to replay onto the new set. */
-  beginReload(): void {
+  beginSnapshot(): void {
     this.recording = [];
   }
 
-  /** Swaps in a set loaded from a snapshot taken after beginReload(). */
+  /** Applies rows changed since `beginSnapshot` read them (version > the applied version then). */
+  finishDelta(rows: Iterable<MembershipChange>, snapshotVersion: bigint): void {
+    for (const row of rows) this.set(this.left, row);
+    this.replayRecorded(this.left, snapshotVersion);
+  }
+
+  /** Swaps in a whole set loaded from a snapshot. */
   finishReload(loaded: U64HashSet, snapshotVersion: bigint): void {
-    let applied = snapshotVersion;
-    for (const change of this.recording ?? []) {
-      if (change.version > applied) {
-        this.set(loaded, change);
-        applied = change.version;
-      }
-    }
     this.left = loaded;
-    this.applied = applied;
+    this.replayRecorded(loaded, snapshotVersion);
+  }
+
+  abortSnapshot(): void {
     this.recording = null;
   }
 
-  abortReload(): void {
+  private replayRecorded(target: U64HashSet, snapshotVersion: bigint): void {
+    let applied = snapshotVersion;
+    for (const change of this.recording ?? []) {
+      if (change.version > applied) {
+        this.set(target, change);
+        applied = change.version;
+      }
+    }
+    this.applied = applied;
     this.recording = null;
   }
 

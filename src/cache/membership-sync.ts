@@ -155,7 +155,7 @@ export class MembershipSync {
 
   private async fullReload(): Promise<void> {
     const started = performance.now();
-    this.cache.beginReload();
+    this.cache.beginSnapshot();
     try {
       const { set, version } = await this.loadLeftUsers();
       this.cache.finishReload(set, version);
@@ -165,7 +165,7 @@ export class MembershipSync {
         'membership cache loaded',
       );
     } catch (error) {
-      this.cache.abortReload();
+      this.cache.abortSnapshot();
       throw error;
     }
   }
@@ -202,8 +202,21 @@ export class MembershipSync {
 
   /** Applies rows above the applied version; false when the LEFT count says a full reload is due. */
   private async deltaResync(): Promise<boolean> {
+    this.cache.beginSnapshot();
     const since = this.cache.appliedVersion;
-    const snapshot = await this.options.db
+    try {
+      const snapshot = await this.readChangesSince(since);
+      this.cache.finishDelta(snapshot.rows, snapshot.version);
+      // Deletes leave no row behind to resync from; a drifting count catches them.
+      return this.cache.appliedVersion !== snapshot.version || this.cache.size === snapshot.leftCount;
+    } catch (error) {
+      this.cache.abortSnapshot();
+      throw error;
+    }
+  }
+
+  private readChangesSince(since: bigint): Promise<{ version: bigint; leftCount: number; rows: MembershipChange[] }> {
+    return this.options.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
@@ -225,15 +238,12 @@ export class MembershipSync {
           .where('version', '>', since.toString())
           .orderBy('version')
           .execute();
-        return { version: BigInt(head.version), leftCount: Number(head.left_count), rows };
+        return {
+          version: BigInt(head.version),
+          leftCount: Number(head.left_count),
+          rows: rows.map((row) => ({ userId: row.user_id, status: row.status, version: BigInt(row.version) })),
+        };
       });
-    this.cache.applySnapshotDelta(
-      snapshot.rows.map((row) => ({ userId: row.user_id, status: row.status, version: BigInt(row.version) })),
-      snapshot.version,
-    );
-    // Deletes leave no row behind to resync from; a drifting count catches them.
-    const comparable = this.cache.appliedVersion === snapshot.version;
-    return !comparable || this.cache.size === snapshot.leftCount;
   }
 
   private resyncFailed(error: unknown): void {
