@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
+import { verificationKey } from './auth/authenticate.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { Config } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -56,10 +57,15 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   });
   const services: Services = { db: database.db, membership, signals, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
-  const yoga = createGraphQLServer(config, services, requestScope);
+  if (config.auth.key.kind === 'development') {
+    throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
+  }
+  const verification = verificationKey(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
+  const yoga = createGraphQLServer(config, services, verification, requestScope);
   let shuttingDown = false;
   const server = createHttpServer({
     yoga,
+    bodyLimitBytes: config.http.bodyLimitBytes,
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [

@@ -1,6 +1,8 @@
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { createApp } from './app.js';
+import { SCOPES } from './auth/authenticate.js';
+import { mintToken, resolveAuthKey } from './auth/tokens.js';
 import { createLogger } from './server/logger.js';
 
 /** `npm start`: the configured PostgreSQL, or an embedded one under EMBEDDED_PG_DIR. */
@@ -18,7 +20,11 @@ async function main(): Promise<void> {
       log: (message) => logger.debug({ postgres: message.trim() }),
     });
   }
-  const app = createApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url }, { logger });
+  const authKey = await resolveAuthKey(config.auth, config.embeddedDataDir);
+  const app = createApp(
+    { ...config, databaseUrl: config.databaseUrl ?? embedded!.url, auth: { ...config.auth, key: authKey } },
+    { logger },
+  );
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -38,6 +44,24 @@ async function main(): Promise<void> {
     throw error;
   }
   logger.info({ url: app.url, ms: Math.round(performance.now() - started) }, `community-layer ready: ${app.url}`);
+  if (authKey.kind === 'secret' && authKey.generated) await printDevelopmentTokens(authKey.secret, config);
+}
+
+/** Development only: ready-to-paste headers for GraphiQL (never logged in production). */
+async function printDevelopmentTokens(secret: string, config: Config): Promise<void> {
+  const claims = { issuer: config.auth.issuer, audience: config.auth.audience };
+  const user = await mintToken(secret, { sub: '42', ...claims });
+  const admin = await mintToken(secret, { sub: '1', scope: `${SCOPES.admin} ${SCOPES.signalWriter}`, ...claims });
+  console.log(
+    [
+      '',
+      'Development tokens (AUTH_JWT_SECRET not set; secret kept in .data/dev-jwt-secret). Paste into GraphiQL "Headers":',
+      `  user 42:  {"authorization": "Bearer ${user}"}`,
+      `  admin:    {"authorization": "Bearer ${admin}"}`,
+      'More: npm run token -- --sub 7 --scope "community:admin"',
+      '',
+    ].join('\n'),
+  );
 }
 
 function readConfig(): Config {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Viewer } from '../auth/authenticate.js';
 import type { MembershipSync } from '../cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
@@ -15,4 +16,7 @@ export interface Services {
 export interface GraphQLContext {
   services: Services;
   requestId: string;
+  /** The verified caller, or null (then `authProblem` says why). */
+  viewer: Viewer | null;
+  authProblem: string | null;
 }

@@ -1,5 +1,6 @@
 import { builder } from '../graphql/builder.js';
 import type { Services } from '../graphql/context.js';
+import { rules, targetUser } from '../auth/rules.js';
 import { nanosToIso } from '../graphql/scalars.js';
 import {
   findMembership,
@@ -60,12 +61,19 @@ export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMe
   }),
 });
 
+const userIdArgument = {
+  type: 'UInt64',
+  required: false,
+  description: 'Whose membership; omitted: the caller (the token subject).',
+} as const;
+
 builder.queryField('communityLayerStatus', (t) =>
   t.field({
     type: CommunityMembershipRef,
     description: 'Where a user stands. A user never seen is ACTIVE with an empty history.',
-    args: { userId: t.arg({ type: 'UInt64', required: true }) },
-    resolve: (_root, { userId }, { services }) => findMembership(services.db, userId),
+    args: { userId: t.arg(userIdArgument) },
+    authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
+    resolve: (_root, args, { services, viewer }) => findMembership(services.db, targetUser(args.userId, viewer)!),
   }),
 );
 
@@ -74,8 +82,10 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     type: CommunityMembershipRef,
     description:
       'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
-    args: { userId: t.arg({ type: 'UInt64', required: true }) },
-    resolve: async (_root, { userId }, { services }) => readYourWrite(services, await leave(services.db, userId)),
+    args: { userId: t.arg(userIdArgument) },
+    authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
+    resolve: async (_root, args, { services, viewer }) =>
+      readYourWrite(services, await leave(services.db, targetUser(args.userId, viewer)!)),
   }),
 );
 
@@ -83,7 +93,9 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
   t.field({
     type: CommunityMembershipRef,
     description: 'Resumes forwarding; history keeps every past leave. Rejoining while ACTIVE changes nothing.',
-    args: { userId: t.arg({ type: 'UInt64', required: true }) },
-    resolve: async (_root, { userId }, { services }) => readYourWrite(services, await rejoin(services.db, userId)),
+    args: { userId: t.arg(userIdArgument) },
+    authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
+    resolve: async (_root, args, { services, viewer }) =>
+      readYourWrite(services, await rejoin(services.db, targetUser(args.userId, viewer)!)),
   }),
 );

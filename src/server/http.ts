@@ -12,6 +12,7 @@ export interface HttpServerOptions {
   yoga: Yoga;
   requestScope: AsyncLocalStorage<RequestScope>;
   readiness: Probe[];
+  bodyLimitBytes: number;
   isShuttingDown(): boolean;
 }
 
@@ -26,8 +27,21 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
+    const refusal = bodyRefusal(req, options.bodyLimitBytes);
+    if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
     options.requestScope.run({ requestId }, () => void options.yoga(req, res, { requestId }));
   });
+}
+
+/** Bodies are refused before they are read: too large, or of unknown length (chunked). */
+function bodyRefusal(req: http.IncomingMessage, limit: number): { status: number; message: string } | null {
+  if (req.method !== 'POST') return null;
+  const length = req.headers['content-length'];
+  if (length === undefined) return { status: 411, message: 'POST bodies need a Content-Length' };
+  if (!/^\d+$/.test(length) || Number(length) > limit) {
+    return { status: 413, message: `request body over the ${limit}-byte limit` };
+  }
+  return null;
 }
 
 async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; checks: Record<string, boolean> }> {

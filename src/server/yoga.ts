@@ -1,6 +1,9 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
-import { GraphQLError } from 'graphql';
-import { createYoga, maskError, type YogaServerInstance } from 'graphql-yoga';
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { authenticate, type VerificationKey } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { GraphQLContext, Services } from '../graphql/context.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
@@ -12,12 +15,30 @@ export interface RequestScope {
 
 export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 
-export function createGraphQLServer(config: Config, services: Services, requestScope: AsyncLocalStorage<RequestScope>): Yoga {
+export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+
+export function createGraphQLServer(
+  config: Config,
+  services: Services,
+  verification: VerificationKey,
+  requestScope: AsyncLocalStorage<RequestScope>,
+): Yoga {
+  const limits = config.graphql;
   return createYoga<RequestScope, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
-    graphiql: config.graphiql ? { title: 'community-layer' } : false,
+    graphiql: limits.graphiql ? { title: 'community-layer', headers: JSON.stringify({ authorization: 'Bearer <token printed at start>' }) } : false,
     landingPage: false,
+    cors:
+      config.http.corsOrigins.length > 0
+        ? {
+            origin: config.http.corsOrigins,
+            credentials: false,
+            allowedHeaders: ['authorization', 'content-type', 'accept', 'x-request-id', CSRF_HEADER],
+            exposedHeaders: ['x-request-id'],
+            methods: ['GET', 'POST'],
+          }
+        : false,
     // Unexpected errors reach the client as "Unexpected error." plus the request id; the detail
     // (SQL, driver text, stack) goes to the log under that id.
     maskedErrors: {
@@ -33,7 +54,26 @@ export function createGraphQLServer(config: Config, services: Services, requestS
       },
     },
     logging: services.logger,
-    context: ({ requestId }) => ({ services, requestId }),
-    plugins: [useInputErrorCodes()],
+    context: async ({ request, requestId }) => {
+      const { viewer, problem } = await authenticate(request.headers.get('authorization'), verification);
+      return { services, requestId, viewer, authProblem: problem };
+    },
+    plugins: [
+      useInputErrorCodes(),
+      useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
+      EnvelopArmorPlugin({
+        maxDepth: { n: limits.maxDepth },
+        maxAliases: { n: limits.maxAliases },
+        maxTokens: { n: limits.maxTokens },
+        maxDirectives: { n: 20 },
+        costLimit: { maxCost: limits.maxCost },
+        blockFieldSuggestion: { enabled: !limits.fieldSuggestions },
+      }),
+      ...(limits.introspection ? [] : [disableIntrospection()]),
+    ],
   });
+}
+
+function disableIntrospection(): Plugin {
+  return { onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) };
 }

@@ -1,3 +1,4 @@
+import { rules } from '../auth/rules.js';
 import { builder } from '../graphql/builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import { MembershipStatusEnum } from '../membership/membership.schema.js';
@@ -92,6 +93,7 @@ builder.mutationField('signal', (t) =>
     type: SignalResultRef,
     description: 'Stores the signal for its owner; forwards it to shared aggregates only if the owner is ACTIVE.',
     args: { input: t.arg({ type: SignalInputRef, required: true }) },
+    authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
     resolve: async (_root, { input }, { services }) => {
       const [outcome] = await services.signals.submit([validated(input, 'input')]);
       return outcome!;
@@ -104,6 +106,7 @@ builder.mutationField('signals', (t) =>
     type: [SignalResultRef],
     description: `Up to ${MAX_SIGNALS_PER_CALL} signals in one database round trip; same validation and gate per signal. Any invalid input rejects the whole call.`,
     args: { inputs: t.arg({ type: [SignalInputRef], required: true }) },
+    authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
     resolve: async (_root, { inputs }, { services }) => {
       if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) {
         throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
@@ -113,10 +116,21 @@ builder.mutationField('signals', (t) =>
   }),
 );
 
+builder.mutationField('validateSignal', (t) =>
+  t.field({
+    type: 'Boolean',
+    description: 'Checks a signal exactly as `signal` would (validation and authorization) without storing it.',
+    args: { input: t.arg({ type: SignalInputRef, required: true }) },
+    authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
+    resolve: (_root, { input }) => Boolean(validated(input, 'input')),
+  }),
+);
+
 builder.queryField('communityItemAggregate', (t) =>
   t.field({
     type: ItemAggregateRef,
     args: { itemId: t.arg.id({ required: true }) },
+    authScopes: rules.readAggregates,
     resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, String(itemId)),
   }),
 );
@@ -125,6 +139,7 @@ builder.queryField('cohortItemAggregate', (t) =>
   t.field({
     type: ItemAggregateRef,
     args: { cohortId: t.arg.id({ required: true }), itemId: t.arg.id({ required: true }) },
+    authScopes: rules.readAggregates,
     resolve: (_root, { cohortId, itemId }, { services }) => cohortItemAggregate(services.db, String(cohortId), String(itemId)),
   }),
 );
@@ -138,6 +153,7 @@ builder.queryField('communityContributions', (t) =>
       first: t.arg.int({ required: false, description: `Page size, 0–${MAX_PAGE} (default ${DEFAULT_PAGE}).` }),
       after: t.arg.string({ required: false }),
     },
+    authScopes: rules.readContributions,
     resolve: async (_root, args, { services }) => {
       const first = args.first ?? DEFAULT_PAGE;
       if (first < 0 || first > MAX_PAGE) throw badUserInput(`first must be between 0 and ${MAX_PAGE}`, 'first');

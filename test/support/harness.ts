@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
+import { mintToken } from '../../src/auth/tokens.js';
 import { loadConfig } from '../../src/config/config.js';
 import { TEMPLATE_DATABASE, withDatabase } from './global-setup.js';
 
@@ -33,6 +34,7 @@ export async function startApp(
     LISTENER_HEARTBEAT_MS: '1000',
     LISTENER_BACKOFF_MIN_MS: '20',
     LISTENER_BACKOFF_MAX_MS: '500',
+    AUTH_JWT_SECRET: TEST_SECRET,
     ...environment,
   });
   const app = createApp(config, options);
@@ -46,16 +48,34 @@ export interface GraphQLResponse<T = Record<string, any>> {
   errors?: { message: string; extensions?: Record<string, unknown>; path?: (string | number)[] }[];
 }
 
-/** POSTs a GraphQL operation over real HTTP. */
+export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
+
+/** A token for `sub` with `scope`, signed with the test secret. */
+export function token(sub: string, scope?: string, expiresIn?: string): Promise<string> {
+  return mintToken(TEST_SECRET, { sub, ...(scope ? { scope } : {}), ...(expiresIn ? { expiresIn } : {}) });
+}
+
+/** A back-end service allowed everything: the default caller of tests that are not about auth. */
+const serviceToken = token('1', 'community:admin signals:write', '24h');
+
+/**
+ * POSTs a GraphQL operation over real HTTP, as the all-scopes service unless `bearer` says
+ * otherwise (null: no Authorization header).
+ */
 export async function gql<T = Record<string, any>>(
   app: App,
   query: string,
   variables?: Record<string, unknown>,
-  headers: Record<string, string> = {},
+  bearer?: string | null,
 ): Promise<GraphQLResponse<T>> {
+  const credential = bearer === undefined ? await serviceToken : bearer;
   const response = await fetch(app.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      ...(credential === null ? {} : { authorization: `Bearer ${credential}` }),
+    },
     body: JSON.stringify({ query, variables }),
   });
   const body = (await response.json()) as Omit<GraphQLResponse<T>, 'status'>;
