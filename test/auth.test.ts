@@ -1,0 +1,166 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { ConfigError, loadConfig } from '../src/config/config.js';
+import { TEST_SECRET, freshDatabase, gql, sqlClient, startApp, token } from './support/harness.js';
+
+const SELF = '500';
+const OTHER = '501';
+
+let app: App;
+let db: pg.Client;
+let databaseUrl: string;
+
+beforeAll(async () => {
+  databaseUrl = await freshDatabase();
+  app = await startApp(databaseUrl);
+  db = await sqlClient(databaseUrl);
+});
+
+afterAll(async () => {
+  await db?.end();
+  await app?.stop();
+});
+
+function unsigned(claims: Record<string, unknown>): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${encode({ alg: 'none', typ: 'JWT' })}.${encode({ exp: Math.floor(Date.now() / 1000) + 600, ...claims })}.`;
+}
+
+async function signedWith(secret: string, alg: string, claims: Record<string, unknown>, expiresIn = '10m'): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg }).setIssuedAt().setExpirationTime(expiresIn).sign(Buffer.from(secret));
+}
+
+type Caller = 'anonymous' | 'self' | 'other user' | 'admin' | 'signal writer' | 'expired' | 'bad signature' | 'alg none' | 'wrong algorithm';
+
+async function credentials(): Promise<Record<Caller, string | null>> {
+  return {
+    anonymous: null,
+    self: await token(SELF),
+    'other user': await token(OTHER),
+    admin: await token('900', 'community:admin'),
+    'signal writer': await token('901', 'signals:write'),
+    expired: await signedWith(TEST_SECRET, 'HS256', { sub: SELF }, '-5m'),
+    'bad signature': await signedWith('another-secret-another-secret-another-secret', 'HS256', { sub: SELF }),
+    'alg none': unsigned({ sub: SELF, scope: 'community:admin signals:write' }),
+    'wrong algorithm': await signedWith(TEST_SECRET, 'HS512', { sub: SELF, scope: 'community:admin signals:write' }),
+  };
+}
+
+const signalInput = { userId: SELF, itemId: 'auth-item', kind: 'VIEW', context: { cohortIds: ['auth-cohort'] } };
+
+const operations: Record<string, { query: string; variables?: Record<string, unknown> }> = {
+  'status(userId)': { query: `query ($u: UInt64) { communityLayerStatus(userId: $u) { userId status } }`, variables: { u: SELF } },
+  'status()': { query: `{ communityLayerStatus { userId status } }` },
+  'leave(userId)': { query: `mutation ($u: UInt64) { leaveCommunityLayer(userId: $u) { status } }`, variables: { u: SELF } },
+  'leave()': { query: `mutation { leaveCommunityLayer { userId status } }` },
+  'rejoin(userId)': { query: `mutation ($u: UInt64) { rejoinCommunityLayer(userId: $u) { status } }`, variables: { u: SELF } },
+  signal: { query: `mutation ($i: SignalInput!) { signal(input: $i) { forwarded } }`, variables: { i: signalInput } },
+  signals: { query: `mutation ($i: [SignalInput!]!) { signals(inputs: $i) { forwarded } }`, variables: { i: [signalInput, signalInput] } },
+  validateSignal: { query: `mutation ($i: SignalInput!) { validateSignal(input: $i) }`, variables: { i: signalInput } },
+  communityItemAggregate: { query: `{ communityItemAggregate(itemId: "auth-item") { signalCount } }` },
+  cohortItemAggregate: { query: `{ cohortItemAggregate(cohortId: "auth-cohort", itemId: "auth-item") { signalCount } }` },
+  communityContributions: { query: `query ($u: UInt64!) { communityContributions(userId: $u) { edges { node { signalId } } } }`, variables: { u: SELF } },
+};
+
+type Outcome = 'ok' | 'FORBIDDEN' | 'UNAUTHENTICATED';
+const UNAUTHENTICATED_ROW: Outcome[] = Array(11).fill('UNAUTHENTICATED');
+
+// Columns follow `operations` above.
+const expected: Record<Caller, Outcome[]> = {
+  //                 status(u) status() leave(u) leave() rejoin(u) signal  signals validate aggC  aggCo  contributions
+  anonymous: UNAUTHENTICATED_ROW,
+  self: ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN'],
+  'other user': ['FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'FORBIDDEN'],
+  admin: ['ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'ok'],
+  'signal writer': ['FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN'],
+  expired: UNAUTHENTICATED_ROW,
+  'bad signature': UNAUTHENTICATED_ROW,
+  'alg none': UNAUTHENTICATED_ROW,
+  'wrong algorithm': UNAUTHENTICATED_ROW,
+};
+
+async function rowCounts(): Promise<string> {
+  const { rows } = await db.query(`SELECT concat_ws('/',
+    (SELECT count(*) FROM community_membership), (SELECT count(*) FROM leave_episode), (SELECT count(*) FROM signal),
+    (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
+    (SELECT max(version) FROM membership_clock)) AS n`);
+  return rows[0].n;
+}
+
+describe('authorization matrix', () => {
+  const cases = Object.entries(expected).flatMap(([caller, outcomes]) =>
+    Object.keys(operations).map((operation, i) => [caller as Caller, operation, outcomes[i]!] as const),
+  );
+
+  it.each(cases)('%s × %s → %s', async (caller, operation, outcome) => {
+    const bearer = (await credentials())[caller];
+    const { query, variables } = operations[operation]!;
+    const before = await rowCounts();
+    const response = await gql(app, query, variables, bearer);
+    expect(response.status).toBeLessThan(500);
+    if (outcome === 'ok') {
+      expect(response.errors).toBeUndefined();
+    } else {
+      expect(response.errors?.map((error) => error.extensions?.code)).toEqual([outcome]);
+      expect(await rowCounts()).toBe(before);
+    }
+  });
+
+  it('omitting userId means the caller', async () => {
+    const response = await gql(app, `mutation { leaveCommunityLayer { userId status } }`, undefined, await token('777'));
+    expect(response.data!.leaveCommunityLayer).toEqual({ userId: '777', status: 'LEFT' });
+  });
+
+  it('refuses tokens whose subject is not a UInt64, and names no secret in the error', async () => {
+    for (const sub of ['abc', '-1', '18446744073709551616']) {
+      const response = await gql(app, `{ communityLayerStatus { status } }`, undefined, await signedWith(TEST_SECRET, 'HS256', { sub }));
+      expect(response.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect(response.errors?.[0]?.message).not.toContain(TEST_SECRET);
+    }
+  });
+});
+
+describe('issuer, audience and public keys', () => {
+  it('checks iss and aud when configured', async () => {
+    const strict = await startApp(databaseUrl, { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'community-layer' }, { membershipSync: false });
+    try {
+      const query = `{ communityLayerStatus { status } }`;
+      const wrongIssuer = await signedWith(TEST_SECRET, 'HS256', { sub: SELF, iss: 'https://evil.example', aud: 'community-layer' });
+      const right = await signedWith(TEST_SECRET, 'HS256', { sub: SELF, iss: 'https://id.example', aud: 'community-layer' });
+      expect((await gql(strict, query, undefined, wrongIssuer)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect((await gql(strict, query, undefined, await token(SELF))).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+      expect((await gql(strict, query, undefined, right)).errors).toBeUndefined();
+    } finally {
+      await strict.stop();
+    }
+  });
+
+  it('verifies ES256 with a PEM public key and refuses HS256 tokens signed with that PEM as a secret', async () => {
+    const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const keyed = await startApp(databaseUrl, { AUTH_JWT_SECRET: '', AUTH_JWT_PUBLIC_KEY: pem }, { membershipSync: false });
+    try {
+      const query = `{ communityLayerStatus { userId } }`;
+      const good = await new SignJWT({ sub: SELF }).setProtectedHeader({ alg: 'ES256' }).setExpirationTime('5m').sign(privateKey);
+      const confused = await signedWith(pem, 'HS256', { sub: SELF });
+      expect((await gql(keyed, query, undefined, good)).data?.communityLayerStatus).toEqual({ userId: SELF });
+      expect((await gql(keyed, query, undefined, confused)).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    } finally {
+      await keyed.stop();
+    }
+  });
+});
+
+describe('configuration', () => {
+  it('refuses to start in production without a key, naming the variables', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@localhost/db' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@localhost/db' })).toThrow(/AUTH_JWT_SECRET/);
+  });
+
+  it('refuses a secret shorter than 32 bytes', () => {
+    expect(() => loadConfig({ AUTH_JWT_SECRET: 'short' })).toThrow(/AUTH_JWT_SECRET: must be at least 32 bytes/);
+  });
+});
