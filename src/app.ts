@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
@@ -8,6 +9,7 @@ import { MembershipSync } from './cache/membership-sync.js';
 import type { Config } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { Metrics } from './metrics/metrics.js';
 import type { Services } from './graphql/context.js';
 import { createHttpServer } from './server/http.js';
 import { createLogger } from './server/logger.js';
@@ -48,14 +50,17 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     logger,
     listener: config.listener,
   });
+  const metrics = new Metrics();
+  metrics.observe(membership, database.pool);
   const signals = new SignalBatcher({
     db: database.db,
     logger,
+    metrics,
     isLeft: (userId) => membership.cache.isLeft(userId),
     maxBatchSize: config.signalBatch.maxSize,
     concurrency: config.signalBatch.concurrency,
   });
-  const services: Services = { db: database.db, membership, signals, logger };
+  const services: Services = { db: database.db, membership, signals, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   if (config.auth.key.kind === 'development') {
     throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
@@ -66,6 +71,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const server = createHttpServer({
     yoga,
     bodyLimitBytes: config.http.bodyLimitBytes,
+    metrics: metrics.registry,
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [
@@ -95,10 +101,15 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     },
     async stop() {
       shuttingDown = true;
+      // Readiness is false from here; a grace period lets load balancers notice before we refuse.
+      await delay(config.shutdownGraceMs);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections go as soon as they are idle; busy ones finish their request first.
       server.closeIdleConnections();
+      const sweeper = setInterval(() => server.closeIdleConnections(), 25);
       const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
       await closed;
+      clearInterval(sweeper);
       clearTimeout(deadline);
       await signals.drained();
       await membership.stop();

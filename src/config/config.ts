@@ -25,6 +25,7 @@ const environmentSchema = z.object({
   LISTENER_BACKOFF_MAX_MS: milliseconds.default(10_000),
   CACHE_RESYNC_MS: milliseconds.default(60_000),
   SHUTDOWN_TIMEOUT_MS: milliseconds.default(10_000),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   AUTH_JWT_SECRET: z.string().refine((value) => Buffer.byteLength(value) >= 32, 'must be at least 32 bytes').optional(),
   AUTH_JWT_PUBLIC_KEY: z.string().includes('-----BEGIN PUBLIC KEY-----', { message: 'must be a PEM public key (SPKI)' }).optional(),
   AUTH_JWT_ISSUER: z.string().min(1).optional(),
@@ -81,6 +82,8 @@ export interface Config {
     resyncMs: number;
   };
   shutdownTimeoutMs: number;
+  /** How long readiness is false before the server stops accepting connections. */
+  shutdownGraceMs: number;
   auth: AuthConfig;
 }
 
@@ -132,6 +135,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       resyncMs: env.CACHE_RESYNC_MS,
     },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
     auth: {
       key: env.AUTH_JWT_SECRET
         ? { kind: 'secret', secret: env.AUTH_JWT_SECRET }

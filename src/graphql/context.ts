@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Viewer } from '../auth/authenticate.js';
 import type { MembershipSync } from '../cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
 
 /** What resolvers may use; built once per app by the composition root. */
@@ -10,6 +11,7 @@ export interface Services {
   db: Kysely<Database>;
   membership: MembershipSync;
   signals: SignalBatcher;
+  metrics: Metrics;
   logger: Logger;
 }
 

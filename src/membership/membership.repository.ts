@@ -17,15 +17,35 @@ export interface LeaveEpisode {
   gatedSignals: number;
 }
 
-/** Leaving twice returns the existing record: the boundary never moves. */
-export async function leave(db: Kysely<Database>, userId: string): Promise<Membership> {
-  const { rows } = await sql<MembershipRow>`SELECT * FROM leave_community_layer(${userId})`.execute(db);
-  return toMembership(userId, rows[0]);
+export interface MembershipChange {
+  membership: Membership;
+  /** False when the call found the user already in the requested state. */
+  changed: boolean;
 }
 
-export async function rejoin(db: Kysely<Database>, userId: string): Promise<Membership> {
-  const { rows } = await sql<MembershipRow>`SELECT * FROM rejoin_community_layer(${userId})`.execute(db);
-  return toMembership(userId, rows[0]);
+interface ChangeRow {
+  changed: boolean;
+  status: MembershipStatus;
+  left_at_ns: string | null;
+  version: string | null;
+}
+
+/** Leaving twice returns the existing record: the boundary never moves. */
+export async function leave(db: Kysely<Database>, userId: string): Promise<MembershipChange> {
+  const { rows } = await sql<ChangeRow>`SELECT * FROM leave_community_layer(${userId})`.execute(db);
+  return toChange(userId, rows[0]!);
+}
+
+export async function rejoin(db: Kysely<Database>, userId: string): Promise<MembershipChange> {
+  const { rows } = await sql<ChangeRow>`SELECT * FROM rejoin_community_layer(${userId})`.execute(db);
+  return toChange(userId, rows[0]!);
+}
+
+function toChange(userId: string, row: ChangeRow): MembershipChange {
+  return {
+    changed: row.changed,
+    membership: { userId, status: row.status, leftAtNs: row.left_at_ns, version: row.version },
+  };
 }
 
 export async function findMembership(db: Kysely<Database>, userId: string): Promise<Membership> {
@@ -69,7 +89,7 @@ export async function listLeaveEpisodes(db: Kysely<Database>, userId: string): P
 }
 
 function toMembership(userId: string, row: MembershipRow | undefined): Membership {
-  // A user with no row (or a NULL row from the functions) never left: ACTIVE.
-  if (!row?.user_id) return { userId, status: 'ACTIVE', leftAtNs: null, version: null };
+  // A user with no row never left: ACTIVE.
+  if (!row) return { userId, status: 'ACTIVE', leftAtNs: null, version: null };
   return { userId, status: row.status, leftAtNs: row.left_at_ns, version: row.version };
 }

@@ -9,6 +9,7 @@ import {
   rejoin,
   type LeaveEpisode as LeaveEpisodeShape,
   type Membership,
+  type MembershipChange,
 } from './membership.repository.js';
 
 /**
@@ -16,9 +17,11 @@ import {
  * the fast path it expects (right after a rejoin, a stale LEFT would otherwise hold it back).
  * Other instances catch up within the notification delay; until then they err on the side of LEFT.
  */
-async function readYourWrite(services: Services, membership: Membership): Promise<Membership> {
-  if (membership.version !== null) await services.membership.caughtUp(BigInt(membership.version));
-  return membership;
+async function readYourWrite(services: Services, action: 'leave' | 'rejoin', change: MembershipChange): Promise<Membership> {
+  services.metrics.membershipChanges.inc({ action, result: change.changed ? 'changed' : 'unchanged' });
+  const { version } = change.membership;
+  if (version !== null) await services.membership.caughtUp(BigInt(version));
+  return change.membership;
 }
 
 export const MembershipStatusEnum = builder.enumType('MembershipStatus', {
@@ -85,7 +88,7 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, await leave(services.db, targetUser(args.userId, viewer)!)),
+      readYourWrite(services, 'leave', await leave(services.db, targetUser(args.userId, viewer)!)),
   }),
 );
 
@@ -96,6 +99,6 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, await rejoin(services.db, targetUser(args.userId, viewer)!)),
+      readYourWrite(services, 'rejoin', await rejoin(services.db, targetUser(args.userId, viewer)!)),
   }),
 );

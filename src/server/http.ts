@@ -1,6 +1,7 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import type { Registry } from 'prom-client';
 import type { RequestScope, Yoga } from './yoga.js';
 
 export interface Probe {
@@ -13,6 +14,7 @@ export interface HttpServerOptions {
   requestScope: AsyncLocalStorage<RequestScope>;
   readiness: Probe[];
   bodyLimitBytes: number;
+  metrics: Registry;
   isShuttingDown(): boolean;
 }
 
@@ -26,6 +28,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     res.setHeader('x-request-id', requestId);
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (path === '/metrics') return void sendMetrics(res, options.metrics);
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
@@ -48,6 +51,12 @@ async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; che
   const results = await Promise.all(options.readiness.map(async (probe) => [probe.name, await probe.check().catch(() => false)] as const));
   const checks = Object.fromEntries([...results, ['accepting', !options.isShuttingDown()]]);
   return { ok: Object.values(checks).every(Boolean), checks };
+}
+
+async function sendMetrics(res: http.ServerResponse, registry: Registry): Promise<void> {
+  const body = await registry.metrics();
+  res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
+  res.end(body);
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

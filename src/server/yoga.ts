@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import type { GraphQLContext, Services } from '../graphql/context.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
 import { schema } from '../graphql/schema.js';
+import { useOperationMetrics } from '../metrics/operation-metrics.js';
 
 export interface RequestScope {
   requestId: string;
@@ -60,6 +61,7 @@ export function createGraphQLServer(
     },
     plugins: [
       useInputErrorCodes(),
+      useOperationMetrics(services.metrics),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
       EnvelopArmorPlugin({
         maxDepth: { n: limits.maxDepth },

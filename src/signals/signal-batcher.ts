@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { ValidSignal } from './signal-input.js';
 import { ingestSignals, type StoredSignal } from './signal.repository.js';
 
@@ -17,6 +18,7 @@ interface Job {
 export interface SignalBatcherOptions {
   db: Kysely<Database>;
   logger: Logger;
+  metrics: Metrics;
   /** The in-memory gate. */
   isLeft(userId: string): boolean;
   maxBatchSize: number;
@@ -100,9 +102,16 @@ export class SignalBatcher {
         return;
       }
       // One bad job must not fail its neighbours: retry each alone.
-      this.options.logger.warn({ err: errorMessage(error), jobs: jobs.length }, 'signal group failed; writing its requests one by one');
+      this.options.logger.warn({ err: errorMessageFor(error), jobs: jobs.length }, 'signal group failed; writing its requests one by one');
       await Promise.all(jobs.map((job) => this.write([job])));
     }
+  }
+
+  private count(stored: readonly StoredSignal[]): void {
+    const forwarded = stored.filter((row) => row.forwarded).length;
+    this.options.metrics.signals.inc({ outcome: 'forwarded' }, forwarded);
+    this.options.metrics.signals.inc({ outcome: 'gated' }, stored.length - forwarded);
+    this.options.metrics.signalGroupSize.observe(stored.length);
   }
 
   private async writeWithRetry(signals: ValidSignal[]): Promise<SignalOutcome[]> {
@@ -110,6 +119,7 @@ export class SignalBatcher {
       const gate = signals.map((signal) => ({ signal, gateOpen: !this.options.isLeft(signal.userId) }));
       try {
         const stored = await ingestSignals(this.options.db, gate);
+        this.count(stored);
         return stored.map((row) => ({ ...row, status: row.forwarded ? 'ACTIVE' : 'LEFT' }));
       } catch (error) {
         if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
@@ -118,6 +128,6 @@ export class SignalBatcher {
   }
 }
 
-function errorMessage(error: unknown): string {
+function errorMessageFor(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

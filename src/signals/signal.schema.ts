@@ -1,5 +1,6 @@
 import { rules } from '../auth/rules.js';
 import { builder } from '../graphql/builder.js';
+import type { Services } from '../graphql/context.js';
 import { badUserInput } from '../graphql/errors.js';
 import { MembershipStatusEnum } from '../membership/membership.schema.js';
 import {
@@ -95,7 +96,7 @@ builder.mutationField('signal', (t) =>
     args: { input: t.arg({ type: SignalInputRef, required: true }) },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
     resolve: async (_root, { input }, { services }) => {
-      const [outcome] = await services.signals.submit([validated(input, 'input')]);
+      const [outcome] = await services.signals.submit([validated(input, 'input', services)]);
       return outcome!;
     },
   }),
@@ -111,7 +112,7 @@ builder.mutationField('signals', (t) =>
       if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) {
         throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
       }
-      return services.signals.submit(inputs.map((input, i) => validated(input, `inputs[${i}]`)));
+      return services.signals.submit(inputs.map((input, i) => validated(input, `inputs[${i}]`, services, inputs.length)));
     },
   }),
 );
@@ -122,7 +123,7 @@ builder.mutationField('validateSignal', (t) =>
     description: 'Checks a signal exactly as `signal` would (validation and authorization) without storing it.',
     args: { input: t.arg({ type: SignalInputRef, required: true }) },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
-    resolve: (_root, { input }) => Boolean(validated(input, 'input')),
+    resolve: (_root, { input }, { services }) => Boolean(validated(input, 'input', services, 0)),
   }),
 );
 
@@ -174,12 +175,14 @@ builder.queryField('communityContributions', (t) =>
   }),
 );
 
-function validated(input: SignalInput, path: string): ValidSignal {
+/** Validates one signal; a rejection rejects its whole call (`callSize` signals). */
+function validated(input: SignalInput, path: string, services: Services, callSize = 1): ValidSignal {
   try {
     return validateSignal(input, path);
   } catch (error) {
-    if (error instanceof SignalInputError) throw badUserInput(error.message, error.field);
-    throw error;
+    if (!(error instanceof SignalInputError)) throw error;
+    services.metrics.signals.inc({ outcome: 'rejected' }, callSize);
+    throw badUserInput(error.message, error.field);
   }
 }
 

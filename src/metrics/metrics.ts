@@ -1,0 +1,110 @@
+import type pg from 'pg';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { MembershipSync } from '../cache/membership-sync.js';
+
+export type SignalOutcomeLabel = 'forwarded' | 'gated' | 'rejected';
+
+/** One registry per app instance (never prom-client's global one), so instances can share a process. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly signals = new Counter({
+    name: 'community_signals_total',
+    help: 'Signals by outcome: forwarded to shared aggregates, gated (stored for the user only), rejected as invalid.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly signalGroupSize = new Histogram({
+    name: 'community_signal_group_size',
+    help: 'Signals written per group commit.',
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000],
+    registers: [this.registry],
+  });
+  readonly membershipChanges = new Counter({
+    name: 'community_membership_changes_total',
+    help: 'Leave and rejoin requests, by whether they changed the status.',
+    labelNames: ['action', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly operationDuration = new Histogram({
+    name: 'graphql_operation_duration_seconds',
+    help: 'GraphQL execution time by operation name and type.',
+    labelNames: ['operation', 'type'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Gauges and counters read from the sync layer and the pool when scraped. */
+  observe(membership: MembershipSync, pool: pg.Pool): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'community_cache_entries',
+      help: 'Users currently LEFT in this instance’s membership cache.',
+      registers,
+      collect() {
+        this.set(membership.cache.size);
+      },
+    });
+    new Gauge({
+      name: 'community_cache_in_sync',
+      help: '1 when the membership cache is in sync (listener up, snapshot applied).',
+      registers,
+      collect() {
+        this.set(membership.inSync ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'community_listener_state',
+      help: 'The membership listener connection state (1 for the current one).',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        this.reset();
+        this.set({ state: membership.listenerState }, 1);
+      },
+    });
+    mirrorCounter(registers, 'community_listener_reconnects_total', 'Listener reconnections.', () => membership.counters.reconnects);
+    mirrorCounter(registers, 'community_cache_resyncs_total', 'Snapshot reads applied to the cache (start-up, reconnects, backstop).', () => membership.counters.resyncs);
+    mirrorCounter(registers, 'community_cache_full_reloads_total', 'Full reloads of the cache.', () => membership.counters.fullReloads);
+    mirrorCounter(registers, 'community_notifications_ignored_total', 'Stale or duplicate notifications ignored.', () => membership.counters.ignoredNotifications);
+    const lag = new Histogram({
+      name: 'community_notification_lag_seconds',
+      help: 'From the membership write (database clock in the payload) to this cache applying it.',
+      buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    membership.onChange((_change, sentAtUs) => {
+      const nowUs = (performance.timeOrigin + performance.now()) * 1000;
+      lag.observe(Math.max(0, nowUs - Number(sentAtUs)) / 1e6);
+    });
+    new Gauge({
+      name: 'community_db_pool_connections',
+      help: 'Pool connections: in use, idle, and requests waiting for one.',
+      labelNames: ['state'] as const,
+      registers,
+      collect() {
+        this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
+  }
+}
+
+/** A Prometheus counter that follows a monotonic count kept elsewhere. */
+function mirrorCounter(registers: Registry[], name: string, help: string, read: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const current = read();
+      if (current > seen) this.inc(current - seen);
+      seen = current;
+    },
+  });
+}
