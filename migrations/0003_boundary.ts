@@ -25,7 +25,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     END
     $$;
 
-    CREATE FUNCTION leave_community_layer(p_user u64) RETURNS community_membership
+    -- Both return the resulting state and whether this call changed it.
+    CREATE FUNCTION leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
+      OUT left_at_ns bigint, OUT version bigint)
     LANGUAGE plpgsql AS $$
     DECLARE
       m community_membership;
@@ -34,22 +36,25 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PERFORM require_read_committed();
       PERFORM pg_advisory_xact_lock(community_user_lock_hi(p_user), community_user_lock_lo(p_user));
       SELECT * INTO m FROM community_membership WHERE user_id = p_user;
-      IF m.status = 'LEFT' THEN
-        RETURN m; -- leaving twice never moves the boundary
+      changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
+      IF changed THEN
+        v_left_at := greatest(now_ns(), m.rejoined_at_ns,
+          (SELECT max(c.at_ns) + 1 FROM contribution c WHERE c.user_id = p_user));
+        INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
+          VALUES (p_user, 'LEFT', v_left_at)
+          ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
+          RETURNING cm.* INTO m;
+        INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
       END IF;
-      v_left_at := greatest(now_ns(), m.rejoined_at_ns,
-        (SELECT max(c.at_ns) + 1 FROM contribution c WHERE c.user_id = p_user));
-      INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
-        VALUES (p_user, 'LEFT', v_left_at)
-        ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
-        RETURNING cm.* INTO m;
-      INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
-      RETURN m;
+      status := m.status;
+      left_at_ns := m.left_at_ns;
+      version := m.version;
     END
     $$;
 
-    -- Returns NULL for a user who never left (ACTIVE by default).
-    CREATE FUNCTION rejoin_community_layer(p_user u64) RETURNS community_membership
+    -- A user who never left is ACTIVE by default: nothing to change, no row to create.
+    CREATE FUNCTION rejoin_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
+      OUT left_at_ns bigint, OUT version bigint)
     LANGUAGE plpgsql AS $$
     DECLARE
       m community_membership;
@@ -58,17 +63,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       PERFORM require_read_committed();
       PERFORM pg_advisory_xact_lock(community_user_lock_hi(p_user), community_user_lock_lo(p_user));
       SELECT * INTO m FROM community_membership WHERE user_id = p_user;
-      IF NOT FOUND OR m.status = 'ACTIVE' THEN
-        RETURN m;
+      changed := coalesce(m.status = 'LEFT', false);
+      IF changed THEN
+        v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
+        UPDATE community_membership AS cm
+           SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
+         WHERE cm.user_id = p_user
+         RETURNING cm.* INTO m;
+        UPDATE leave_episode AS e SET rejoined_at_ns = v_rejoined_at
+         WHERE e.user_id = p_user AND e.rejoined_at_ns IS NULL;
       END IF;
-      v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
-      UPDATE community_membership
-         SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
-       WHERE user_id = p_user
-       RETURNING * INTO m;
-      UPDATE leave_episode SET rejoined_at_ns = v_rejoined_at
-       WHERE user_id = p_user AND rejoined_at_ns IS NULL;
-      RETURN m;
+      status := coalesce(m.status, 'ACTIVE');
+      left_at_ns := m.left_at_ns;
+      version := m.version;
     END
     $$;
 
