@@ -9,6 +9,7 @@ import { MembershipSync } from './cache/membership-sync.js';
 import type { Config } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
 import type { Services } from './graphql/context.js';
 import { createHttpServer } from './server/http.js';
@@ -60,7 +61,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     maxBatchSize: config.signalBatch.maxSize,
     concurrency: config.signalBatch.concurrency,
   });
-  const services: Services = { db: database.db, membership, signals, metrics, logger };
+  const statusFeed = new MembershipStatusFeed(database.db, membership);
+  const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   if (config.auth.key.kind === 'development') {
     throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
@@ -104,6 +106,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdownGraceMs);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      statusFeed.close();
       // Keep-alive connections go as soon as they are idle; busy ones finish their request first.
       server.closeIdleConnections();
       const sweeper = setInterval(() => server.closeIdleConnections(), 25);

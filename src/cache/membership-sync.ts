@@ -41,6 +41,7 @@ export class MembershipSync {
   private resyncChain: Promise<void> = Promise.resolve();
   private stats = { resyncs: 0, fullReloads: 0, ignoredNotifications: 0 };
   private readonly changeListeners = new Set<MembershipChangeListener>();
+  private readonly resyncListeners = new Set<() => void>();
   private versionWaiters: { version: bigint; resolve(): void }[] = [];
 
   constructor(private readonly options: MembershipSyncOptions) {
@@ -94,6 +95,12 @@ export class MembershipSync {
     return () => this.changeListeners.delete(listener);
   }
 
+  /** Told after every snapshot read (changes it applied were not announced one by one). */
+  onResync(listener: () => void): () => void {
+    this.resyncListeners.add(listener);
+    return () => this.resyncListeners.delete(listener);
+  }
+
   async start(): Promise<void> {
     await this.listener.start();
     this.resyncTimer = setInterval(() => void this.resync().catch((error: unknown) => this.resyncFailed(error)), this.options.listener.resyncMs);
@@ -120,6 +127,7 @@ export class MembershipSync {
       this.stats.resyncs++;
       if (this.listener.currentState !== 'stopped') this.synced = true;
       this.releaseCaughtUp();
+      for (const listener of this.resyncListeners) listener();
     });
     this.resyncChain = run.catch(() => undefined);
     return run;

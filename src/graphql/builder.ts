@@ -18,6 +18,7 @@ export const builder = new SchemaBuilder<{
   plugins: [ScopeAuthPlugin, RelayPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
+    authorizeOnSubscribe: true,
     authScopes: (context) => scopeLoaders(context.viewer, SCOPES),
     unauthorizedError: (_parent, context) => (context.viewer ? forbidden() : unauthenticated(context.authProblem)),
   },
@@ -31,3 +32,4 @@ export const builder = new SchemaBuilder<{
 
 builder.queryType({});
 builder.mutationType({});
+builder.subscriptionType({});

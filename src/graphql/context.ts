@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Viewer } from '../auth/authenticate.js';
 import type { MembershipSync } from '../cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
+import type { MembershipStatusFeed } from '../membership/status-feed.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
 
@@ -11,6 +12,7 @@ export interface Services {
   db: Kysely<Database>;
   membership: MembershipSync;
   signals: SignalBatcher;
+  statusFeed: MembershipStatusFeed;
   metrics: Metrics;
   logger: Logger;
 }

@@ -102,3 +102,15 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
       readYourWrite(services, 'rejoin', await rejoin(services.db, targetUser(args.userId, viewer)!)),
   }),
 );
+
+builder.subscriptionField('communityLayerStatusChanged', (t) =>
+  t.field({
+    type: CommunityMembershipRef,
+    description:
+      'The current state at once, then every change, from any instance (or SQL). Over server-sent events: POST with `Accept: text/event-stream`.',
+    args: { userId: t.arg(userIdArgument) },
+    authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
+    subscribe: (_root, args, { services, viewer }) => services.statusFeed.watch(targetUser(args.userId, viewer)!),
+    resolve: (membership) => membership,
+  }),
+);
