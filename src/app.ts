@@ -15,6 +15,7 @@ import type { Services } from './graphql/context.js';
 import { createHttpServer } from './server/http.js';
 import { createLogger } from './server/logger.js';
 import { createGraphQLServer, type RequestScope } from './server/yoga.js';
+import { createSettingsPage } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 
 export interface App {
@@ -74,6 +75,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     yoga,
     bodyLimitBytes: config.http.bodyLimitBytes,
     metrics: metrics.registry,
+    pages: createSettingsPage({ parentOrigins: config.http.corsOrigins }),
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [

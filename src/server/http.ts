@@ -15,6 +15,8 @@ export interface HttpServerOptions {
   readiness: Probe[];
   bodyLimitBytes: number;
   metrics: Registry;
+  /** Extra pages (the settings page); answers true when it served the path. */
+  pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
 }
 
@@ -26,10 +28,13 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
-    const path = (req.url ?? '/').split('?')[0];
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/metrics') return void sendMetrics(res, options.metrics);
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
+    if (req.method === 'GET' && path.startsWith('/settings')) {
+      return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
+    }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
     options.requestScope.run({ requestId }, () => void options.yoga(req, res, { requestId }));

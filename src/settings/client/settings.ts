@@ -1,0 +1,257 @@
+/**
+ * The example settings page: the signed-in user's standing in the community layer, live.
+ * It needs a bearer token for the user: from the embedding app (postMessage or `#token=`), or, in
+ * development, pasted into the form (the server prints one at start).
+ */
+
+interface Episode {
+  leftAtNs: string;
+  leftAt: string | null;
+  rejoinedAtNs: string | null;
+  gatedSignals: number;
+}
+
+interface Membership {
+  userId: string;
+  status: 'ACTIVE' | 'LEFT';
+  leftAtNs: string | null;
+  leftAt: string | null;
+  history: Episode[];
+}
+
+interface GraphQLError {
+  message: string;
+  extensions?: { code?: string; requestId?: string };
+}
+
+class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
+const FIELDS = 'userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }';
+const TOKEN_KEY = 'community-layer-token';
+const root = document.documentElement;
+const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
+const parentOrigins = (root.dataset['parentOrigins'] ?? '').split(' ').filter(Boolean);
+
+const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const view = {
+  status: element<HTMLParagraphElement>('status'),
+  boundary: element<HTMLParagraphElement>('boundary'),
+  leave: element<HTMLButtonElement>('leave'),
+  rejoin: element<HTMLButtonElement>('rejoin'),
+  history: element<HTMLTableSectionElement>('history-rows'),
+  historyTable: element<HTMLTableElement>('history'),
+  noHistory: element<HTMLParagraphElement>('no-history'),
+  error: element<HTMLParagraphElement>('error'),
+  live: element<HTMLParagraphElement>('live'),
+  confirm: element<HTMLDialogElement>('confirm-leave'),
+  tokenForm: element<HTMLFormElement>('token-form'),
+  tokenInput: element<HTMLTextAreaElement>('token-input'),
+};
+
+let token: string | null = null;
+let stream: AbortController | null = null;
+let retryDelay = 500;
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'long', timeStyle: 'medium' });
+
+function formatInstant(ns: string | null): string {
+  if (ns === null) return '—';
+  return dateTime.format(new Date(Number(BigInt(ns) / 1_000_000n)));
+}
+
+function render(membership: Membership): void {
+  const left = membership.status === 'LEFT';
+  root.dataset['status'] = membership.status;
+  view.status.textContent = left
+    ? 'You have left the community layer. Your activity only personalizes your own experience.'
+    : 'You are part of the community layer. Your activity also improves shared recommendations.';
+  view.boundary.hidden = !left;
+  if (left && membership.leftAtNs) {
+    view.boundary.replaceChildren('Left on ', timeElement(membership.leftAtNs, membership.leftAt), '.');
+  }
+  view.leave.hidden = left;
+  view.rejoin.hidden = !left;
+  view.history.replaceChildren(...[...membership.history].reverse().map(historyRow));
+  view.historyTable.hidden = membership.history.length === 0;
+  view.noHistory.hidden = membership.history.length > 0;
+}
+
+function timeElement(ns: string, iso: string | null): HTMLTimeElement {
+  const time = document.createElement('time');
+  time.dateTime = iso ?? '';
+  time.dataset['ns'] = ns;
+  time.textContent = formatInstant(ns);
+  return time;
+}
+
+function historyRow(episode: Episode): HTMLTableRowElement {
+  const row = document.createElement('tr');
+  const cells = [
+    timeElement(episode.leftAtNs, null),
+    episode.rejoinedAtNs ? timeElement(episode.rejoinedAtNs, null) : 'still away',
+    String(episode.gatedSignals),
+  ];
+  for (const content of cells) {
+    const cell = document.createElement('td');
+    cell.append(content);
+    row.append(cell);
+  }
+  return row;
+}
+
+function showError(message: string | null): void {
+  view.error.textContent = message ?? '';
+  view.error.hidden = message === null;
+}
+
+function explain(error: unknown): string {
+  if (error instanceof ApiError) {
+    if (error.code === 'UNAUTHENTICATED') return 'Your sign-in has expired or is not valid. Sign in again to manage this setting.';
+    if (error.code === 'FORBIDDEN') return 'This account may not change this setting.';
+    return `The service could not do that (${error.message}). Please try again.`;
+  }
+  return 'Cannot reach the service. Check your connection; the page retries by itself.';
+}
+
+async function request(query: string): Promise<Membership> {
+  let response: Response;
+  try {
+    response = await fetch(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query }),
+    });
+  } catch {
+    throw new ApiError('network', 'NETWORK');
+  }
+  const body = (await response.json().catch(() => ({}))) as { data?: Record<string, Membership>; errors?: GraphQLError[] };
+  const failure = body.errors?.[0];
+  if (failure) throw new ApiError(failure.message, failure.extensions?.code ?? 'ERROR');
+  const result = body.data && Object.values(body.data)[0];
+  if (!result) throw new ApiError(`HTTP ${response.status}`, 'ERROR');
+  return result;
+}
+
+async function act(query: string, button: HTMLButtonElement, focusAfter: () => HTMLElement): Promise<void> {
+  button.disabled = true;
+  try {
+    render(await request(query));
+    showError(null);
+    focusAfter().focus();
+  } catch (error) {
+    showError(explain(error));
+    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** The live feed: GraphQL over server-sent events, read from a fetch stream (it carries the token). */
+async function follow(): Promise<void> {
+  stream?.abort();
+  const controller = new AbortController();
+  stream = controller;
+  view.live.textContent = 'Live updates: connecting…';
+  try {
+    const response = await fetch(endpoint, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: `subscription { communityLayerStatusChanged { ${FIELDS} } }` }),
+    });
+    if (!response.ok || !response.body) throw new ApiError(`HTTP ${response.status}`, 'ERROR');
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let boundary: number;
+      while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+        onEvent(buffer.slice(0, boundary));
+        buffer = buffer.slice(boundary + 2);
+      }
+    }
+    throw new ApiError('stream ended', 'NETWORK');
+  } catch (error) {
+    if (controller.signal.aborted) return;
+    if (error instanceof ApiError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+      view.live.textContent = 'Live updates: stopped.';
+      showError(explain(error));
+      askForToken();
+      return;
+    }
+    view.live.textContent = 'Live updates: reconnecting…';
+    setTimeout(() => void follow(), retryDelay);
+    retryDelay = Math.min(retryDelay * 2, 15_000);
+  }
+}
+
+function onEvent(block: string): void {
+  const data = /^data: ?(.*)$/m.exec(block)?.[1];
+  if (!data) return;
+  const message = JSON.parse(data) as { data?: { communityLayerStatusChanged: Membership }; errors?: GraphQLError[] };
+  const failure = message.errors?.[0];
+  if (failure) throw new ApiError(failure.message, failure.extensions?.code ?? 'ERROR');
+  if (!message.data) return;
+  render(message.data.communityLayerStatusChanged);
+  showError(null);
+  retryDelay = 500;
+  view.live.textContent = 'Live updates: on.';
+  root.dataset['live'] = 'on';
+}
+
+function askForToken(): void {
+  view.tokenForm.hidden = false;
+}
+
+function useToken(value: string): void {
+  token = value.trim();
+  sessionStorage.setItem(TOKEN_KEY, token);
+  view.tokenForm.hidden = true;
+  showError(null);
+  void follow();
+}
+
+function initialToken(): string | null {
+  const fromFragment = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (fromFragment) {
+    history.replaceState(null, '', location.pathname + location.search);
+    return fromFragment;
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+view.leave.addEventListener('click', () => view.confirm.showModal());
+view.confirm.addEventListener('close', () => {
+  if (view.confirm.returnValue === 'confirm') {
+    void act(`mutation { leaveCommunityLayer { ${FIELDS} } }`, view.leave, () => view.rejoin);
+  } else {
+    view.leave.focus();
+  }
+});
+view.rejoin.addEventListener('click', () => void act(`mutation { rejoinCommunityLayer { ${FIELDS} } }`, view.rejoin, () => view.leave));
+view.tokenForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  if (view.tokenInput.value.trim()) useToken(view.tokenInput.value);
+});
+// An embedding app hands over (and refreshes) the user's token.
+window.addEventListener('message', (event: MessageEvent<{ type?: string; token?: string }>) => {
+  if (parentOrigins.includes(event.origin) && event.data?.type === 'community-layer-token' && event.data.token) {
+    useToken(event.data.token);
+  }
+});
+
+const startToken = initialToken();
+if (startToken) useToken(startToken);
+else {
+  view.status.textContent = 'Sign in to see your community setting.';
+  askForToken();
+}
