@@ -4,25 +4,22 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { TEST_SECRET, freshDatabase, gql, sqlClient, startApp, token } from './support/harness.js';
+import { TEST_SECRET, gql, startApp, startCluster, token, type Cluster } from './support/harness.js';
 
 const SELF = '500';
 const OTHER = '501';
 
+let cluster: Cluster;
+let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-let databaseUrl: string;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabase();
-  app = await startApp(databaseUrl);
-  db = await sqlClient(databaseUrl);
+  cluster = await startCluster();
+  ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] });
 });
 
-afterAll(async () => {
-  await db?.end();
-  await app?.stop();
-});
+afterAll(() => cluster?.stop());
 
 function unsigned(claims: Record<string, unknown>): string {
   const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');

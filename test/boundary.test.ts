@@ -1,38 +1,17 @@
-import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { aggregateMismatches, boundaryViolations, type Operation } from './support/invariants.js';
-import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
+import { gql, startCluster, type Cluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { status } }`;
 const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $userId) { status } }`;
 
-interface Cluster {
-  databaseUrl: string;
-  apps: App[];
-  db: pg.Client;
-}
-
 /**
  * Instances 0 and 1 keep their caches in sync over LISTEN/NOTIFY; instance 2 never hears of a
  * leave, so every signal it takes for a LEFT user relies on the database guard alone.
  */
-async function startCluster(): Promise<Cluster> {
-  const databaseUrl = await freshDatabase();
-  const apps = [
-    await startApp(databaseUrl),
-    await startApp(databaseUrl),
-    await startApp(databaseUrl, {}, { membershipSync: false }),
-  ];
-  return { databaseUrl, apps, db: await sqlClient(databaseUrl) };
-}
-
-async function stopCluster(cluster: Cluster | undefined): Promise<void> {
-  if (!cluster) return;
-  await cluster.db.end();
-  await Promise.all(cluster.apps.map((app) => app.stop()));
-}
+const startThreeInstances = () => startCluster([{}, {}, { membershipSync: false }]);
 
 async function perform(apps: App[], kind: Operation['kind'], userId: string, instance: number, cohorts = 0): Promise<Operation> {
   const start = performance.now();
@@ -75,10 +54,10 @@ describe('the boundary under concurrency', () => {
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startCluster();
+    cluster = await startThreeInstances();
   });
 
-  afterAll(() => stopCluster(cluster));
+  afterAll(() => cluster?.stop());
 
   it('holds I1, I2 and I3 over the whole recorded history of a random concurrent workload', async () => {
     const history = await hammer(cluster.apps, { users: 12, clients: 24, operationsPerClient: 60 });
@@ -104,10 +83,10 @@ describe('the boundary under concurrency', () => {
 describe('the checks are strong enough to catch a missing database guard', () => {
   let cluster: Cluster | undefined;
 
-  afterEach(() => stopCluster(cluster));
+  afterEach(() => cluster?.stop());
 
   it('reports I2 violations once ingest_signals stops reading the membership status', async () => {
-    cluster = await startCluster();
+    cluster = await startThreeInstances();
     const { rows } = await cluster.db.query(`SELECT pg_get_functiondef('ingest_signals'::regproc) AS def`);
     const guarded = rows[0].def as string;
     const unguarded = guarded.replace(`(i.open AND m.status IS DISTINCT FROM 'LEFT')`, 'i.open');

@@ -1,27 +1,24 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
+import { gql, startApp, startCluster, type Cluster } from './support/harness.js';
 
 const MEMBERSHIP = `userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }`;
 const STATUS = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { ${MEMBERSHIP} } }`;
 const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { ${MEMBERSHIP} } }`;
 const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $userId) { ${MEMBERSHIP} } }`;
 
+let cluster: Cluster;
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabase();
-  app = await startApp(databaseUrl);
-  db = await sqlClient(databaseUrl);
+  cluster = await startCluster();
+  ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] });
 });
 
-afterAll(async () => {
-  await db?.end();
-  await app?.stop();
-});
+afterAll(() => cluster?.stop());
 
 async function membershipRows(): Promise<number> {
   const { rows } = await db.query('SELECT (SELECT count(*) FROM community_membership) + (SELECT count(*) FROM leave_episode) AS n');
@@ -159,7 +156,7 @@ describe('durability', () => {
   it('a leave survives stopping the app and starting a new one on the same database', async () => {
     const left = (await gql(app, LEAVE, { userId: '21' })).data!.leaveCommunityLayer;
     await app.stop();
-    app = await startApp(databaseUrl);
+    cluster.apps[0] = app = await startApp(databaseUrl);
     expect(app.services.membership.cache.isLeft('21')).toBe(true);
     const status = (await gql(app, STATUS, { userId: '21' })).data!.communityLayerStatus;
     expect(status).toEqual(left);

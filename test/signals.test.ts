@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DEFAULT_WEIGHTS } from '../src/signals/signal-input.js';
 import { aggregateMismatches } from './support/invariants.js';
-import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
+import { gql, startCluster, type Cluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId status forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId status forwarded cohortsAttributed } }`;
@@ -19,20 +19,17 @@ const CONTRIBUTIONS = `query ($userId: UInt64!, $first: Int, $after: String) {
   }
 }`;
 
+let cluster: Cluster;
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabase();
-  app = await startApp(databaseUrl);
-  db = await sqlClient(databaseUrl);
+  cluster = await startCluster();
+  ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] });
 });
 
-afterAll(async () => {
-  await db?.end();
-  await app?.stop();
-});
+afterAll(() => cluster?.stop());
 
 async function send(input: Record<string, unknown>) {
   const response = await gql(app, SIGNAL, { input });

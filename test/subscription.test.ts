@@ -1,26 +1,23 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { eventually, freshDatabase, gql, sqlClient, startApp, token } from './support/harness.js';
+import { eventually, gql, startApp, startCluster, token, type Cluster } from './support/harness.js';
 import { subscribe } from './support/sse.js';
 
 const WATCH = `subscription ($u: UInt64) { communityLayerStatusChanged(userId: $u) { userId status leftAtNs history { leftAtNs rejoinedAtNs } } }`;
 
+let cluster: Cluster;
 let databaseUrl: string;
 let a: App;
 let b: App;
 let db: pg.Client;
 
 beforeAll(async () => {
-  databaseUrl = await freshDatabase();
-  [a, b] = await Promise.all([startApp(databaseUrl), startApp(databaseUrl)]);
-  db = await sqlClient(databaseUrl);
+  cluster = await startCluster([{}, {}]);
+  ({ databaseUrl, db, apps: [a, b] } = cluster as Cluster & { apps: [App, App] });
 });
 
-afterAll(async () => {
-  await db?.end();
-  await Promise.all([a?.stop(), b?.stop()]);
-});
+afterAll(() => cluster?.stop());
 
 describe('communityLayerStatusChanged', () => {
   it('emits the current state, then changes made on another instance and by SQL', async () => {

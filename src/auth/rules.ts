@@ -6,7 +6,7 @@ import type { Viewer } from './authenticate.js';
  *
  * | operation                                   | allowed                                   |
  * |---------------------------------------------|-------------------------------------------|
- * | communityLayerStatus, leave…, rejoin…       | the user themselves, or community:admin   |
+ * | communityLayerStatus(Changed), leave, rejoin | the user themselves, or community:admin   |
  * | signal, signals, validateSignal             | the user themselves, or signals:write     |
  * | communityItemAggregate, cohortItemAggregate | any authenticated caller                  |
  * | communityContributions                      | community:admin                           |

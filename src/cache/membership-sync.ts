@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
 import type { Database, MembershipStatus } from '../db/schema.js';
 import { ChannelListener, type ListenerState } from './channel-listener.js';
 import { MembershipCache, type MembershipChange } from './membership-cache.js';
@@ -14,13 +15,7 @@ export interface MembershipSyncOptions {
   connectionString: string;
   applicationName: string;
   logger: Logger;
-  listener: {
-    heartbeatMs: number;
-    heartbeatTimeoutMs: number;
-    backoffMinMs: number;
-    backoffMaxMs: number;
-    resyncMs: number;
-  };
+  listener: Config['listener'];
 }
 
 /** Told of every change applied to the cache; `sentAtUs` is the database clock at the write. */

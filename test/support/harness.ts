@@ -42,6 +42,30 @@ export async function startApp(
   return app;
 }
 
+export interface Cluster {
+  databaseUrl: string;
+  apps: App[];
+  /** Plain SQL on the same database, for assertions and for changes made behind the service's back. */
+  db: pg.Client;
+  stop(): Promise<void>;
+}
+
+/** A fresh database with one app per entry of `instances` (its options) and a SQL client. */
+export async function startCluster(instances: AppOptions[] = [{}]): Promise<Cluster> {
+  const databaseUrl = await freshDatabase();
+  const apps = await Promise.all(instances.map((options) => startApp(databaseUrl, {}, options)));
+  const db = await sqlClient(databaseUrl);
+  return {
+    databaseUrl,
+    apps,
+    db,
+    stop: async () => {
+      await db.end();
+      await Promise.all(apps.map((app) => app.stop()));
+    },
+  };
+}
+
 export interface GraphQLResponse<T = Record<string, any>> {
   status: number;
   data?: T | null;
