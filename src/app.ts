@@ -4,7 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { verificationKey } from './auth/authenticate.js';
+import { Authenticator } from './auth/authenticate.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { Config } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -68,8 +68,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   if (config.auth.key.kind === 'development') {
     throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
   }
-  const verification = verificationKey(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
-  const yoga = createGraphQLServer(config, services, verification, requestScope);
+  const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
+  const yoga = createGraphQLServer(config, services, authenticator, requestScope);
   let shuttingDown = false;
   const server = createHttpServer({
     yoga,

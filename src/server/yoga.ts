@@ -3,7 +3,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import { authenticate, type VerificationKey } from '../auth/authenticate.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { Config } from '../config/config.js';
 import type { GraphQLContext, Services } from '../graphql/context.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
@@ -21,7 +21,7 @@ export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 export function createGraphQLServer(
   config: Config,
   services: Services,
-  verification: VerificationKey,
+  authenticator: Authenticator,
   requestScope: AsyncLocalStorage<RequestScope>,
 ): Yoga {
   const limits = config.graphql;
@@ -56,7 +56,7 @@ export function createGraphQLServer(
     },
     logging: services.logger,
     context: async ({ request, requestId }) => {
-      const { viewer, problem } = await authenticate(request.headers.get('authorization'), verification);
+      const { viewer, problem } = await authenticator.authenticate(request.headers.get('authorization'));
       return { services, requestId, viewer, authProblem: problem };
     },
     plugins: [
