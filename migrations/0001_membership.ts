@@ -22,11 +22,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint * 1000
     $$;
 
-    CREATE FUNCTION community_user_lock_hi(p_user u64) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
-      SELECT (div(p_user, 4294967296) - 2147483648)::int4
+    -- The u64 shifted into int8 (order-preserving, one numeric operation), then split into the two
+    -- int4 halves of an advisory lock key with integer arithmetic.
+    CREATE FUNCTION community_user_key(p_user u64) RETURNS int8 LANGUAGE sql IMMUTABLE AS $$
+      SELECT (p_user - 9223372036854775808)::int8
     $$;
-    CREATE FUNCTION community_user_lock_lo(p_user u64) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
-      SELECT (mod(p_user, 4294967296) - 2147483648)::int4
+    CREATE FUNCTION community_user_lock_hi(p_key int8) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
+      SELECT (p_key >> 32)::int4
+    $$;
+    CREATE FUNCTION community_user_lock_lo(p_key int8) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
+      SELECT ((p_key & 4294967295) - 2147483648)::int4
     $$;
 
     -- One row; every membership write bumps it under its row lock, so versions are handed out in
@@ -97,7 +102,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     DROP TABLE community_membership;
     DROP TABLE membership_clock;
     DROP FUNCTION community_membership_notify, community_membership_stamp, membership_next_version,
-      community_user_lock_hi, community_user_lock_lo, now_ns;
+      community_user_lock_hi, community_user_lock_lo, community_user_key, now_ns;
     DROP TYPE membership_status;
     DROP DOMAIN u64;
   `.execute(db);

@@ -34,7 +34,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       v_left_at bigint;
     BEGIN
       PERFORM require_read_committed();
-      PERFORM pg_advisory_xact_lock(community_user_lock_hi(p_user), community_user_lock_lo(p_user));
+      PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
       SELECT * INTO m FROM community_membership WHERE user_id = p_user;
       changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
       IF changed THEN
@@ -61,7 +61,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       v_rejoined_at bigint;
     BEGIN
       PERFORM require_read_committed();
-      PERFORM pg_advisory_xact_lock(community_user_lock_hi(p_user), community_user_lock_lo(p_user));
+      PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
       SELECT * INTO m FROM community_membership WHERE user_id = p_user;
       changed := coalesce(m.status = 'LEFT', false);
       IF changed THEN
@@ -93,11 +93,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       v_shard int2 := (pg_backend_pid() % 32)::int2;
     BEGIN
       PERFORM require_read_committed();
-      PERFORM pg_advisory_xact_lock_shared(k.hi, k.lo)
-         FROM (SELECT DISTINCT community_user_lock_hi(g.u::u64) AS hi, community_user_lock_lo(g.u::u64) AS lo
+      PERFORM pg_advisory_xact_lock_shared(community_user_lock_hi(k.key), community_user_lock_lo(k.key))
+         FROM (SELECT DISTINCT community_user_key(g.u::u64) AS key
                  FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
                 WHERE g.open
-                ORDER BY 1, 2) AS k;
+                ORDER BY 1) AS k;
       v_now := now_ns();
       RETURN QUERY
       WITH input AS (
@@ -106,6 +106,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, ord)
       ), requested_cohorts AS (
         SELECT c.ord, c.cohort FROM unnest(p_cohort_ords, p_cohort_ids) AS c(ord, cohort)
+      ), cohort_lists AS (
+        SELECT rc.ord, array_agg(rc.cohort) AS cohorts FROM requested_cohorts rc GROUP BY rc.ord
       ), decided AS (
         SELECT i.*, nextval('signal_id_seq') AS id,
                (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
@@ -115,12 +117,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         SELECT d.id, d.user_id, d.item, d.w, d.at_ns, rc.cohort
           FROM requested_cohorts rc JOIN decided d ON d.ord = rc.ord
          WHERE d.fwd
+      ), attributed_counts AS (
+        SELECT a.id, count(*)::int AS n FROM attributed a GROUP BY a.id
       ), stored AS (
         INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded)
-        SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface,
-               coalesce((SELECT array_agg(rc.cohort) FROM requested_cohorts rc WHERE rc.ord = d.ord), '{}'),
-               d.at_ns, d.fwd
-          FROM decided d
+        SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd
+          FROM decided d LEFT JOIN cohort_lists cl ON cl.ord = d.ord
       ), ledger AS (
         INSERT INTO contribution (user_id, signal_id, cohort_id, item_id, weight_micros, at_ns)
         SELECT d.user_id, d.id, NULL, d.item, d.w, d.at_ns FROM decided d WHERE d.fwd
@@ -140,8 +142,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           SET signal_count = agg.signal_count + excluded.signal_count,
               weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
       )
-      SELECT d.id, d.fwd, (SELECT count(*)::int FROM attributed a WHERE a.id = d.id)
-        FROM decided d
+      SELECT d.id, d.fwd, coalesce(ac.n, 0)
+        FROM decided d LEFT JOIN attributed_counts ac ON ac.id = d.id
        ORDER BY d.ord;
     END
     $$;

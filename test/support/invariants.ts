@@ -68,9 +68,13 @@ export async function boundaryViolations(db: pg.Client, operations: Operation[])
 
   const acknowledged = operations.filter((op) => op.kind === 'signal' && op.ok);
   const { rows: stored } = await db.query(
-    `SELECT s.id::text, s.forwarded, (SELECT count(*)::int FROM contribution c WHERE c.signal_id = s.id AND c.cohort_id IS NOT NULL) AS cohorts,
-            (SELECT count(*)::int FROM contribution c WHERE c.signal_id = s.id AND c.cohort_id IS NULL) AS community
-       FROM signal s WHERE s.id = ANY($1::bigint[])`,
+    `WITH targets AS (
+       SELECT signal_id, count(*) FILTER (WHERE cohort_id IS NOT NULL)::int AS cohorts,
+              count(*) FILTER (WHERE cohort_id IS NULL)::int AS community
+         FROM contribution WHERE signal_id = ANY($1::bigint[]) GROUP BY signal_id)
+     SELECT s.id::text, s.forwarded, coalesce(t.cohorts, 0) AS cohorts, coalesce(t.community, 0) AS community
+       FROM signal s LEFT JOIN targets t ON t.signal_id = s.id
+      WHERE s.id = ANY($1::bigint[])`,
     [acknowledged.map((op) => op.signalId)],
   );
   const byId = new Map(stored.map((row) => [row.id, row]));
