@@ -19,6 +19,8 @@ async function main(): Promise<void> {
       persistent: true,
       log: (message) => logger.debug({ postgres: message.trim() }),
     });
+    // A second instance can share it: DATABASE_URL with the password from README (dev only).
+    logger.info({ databaseUrl: embedded.url.replace(/:[^:@/]+@/, ':***@') }, 'embedded PostgreSQL ready');
   }
   const authKey = await resolveAuthKey(config.auth, config.embeddedDataDir);
   const app = createApp(
