@@ -34,6 +34,17 @@ describe('U64HashSet', () => {
     }
   });
 
+  it('shrinks a table sized from an overestimate, keeping every key', () => {
+    const set = new U64HashSet(1_000_000);
+    const keys = Array.from({ length: 1000 }, (_, i) => String(BigInt(i) * 7919n + 18446744073709500000n));
+    for (const key of keys) set.add(key);
+    const before = set.byteLength;
+    set.compact();
+    expect(set.byteLength).toBeLessThan(before / 100);
+    expect(keys.every((key) => set.has(key))).toBe(true);
+    expect(set.size).toBe(1000);
+  });
+
   it('keeps keys that differ only in one 32-bit half apart', () => {
     const set = new U64HashSet();
     set.add((2n ** 32n).toString());

@@ -173,33 +173,33 @@ export class MembershipSync {
     }
   }
 
-  /** Streams LEFT users in keyset batches from one REPEATABLE READ snapshot. */
+  /**
+   * Streams LEFT users through a server-side cursor (a sequential scan, in batches) from one
+   * REPEATABLE READ snapshot, into a set pre-sized from the planner's row estimate so it does
+   * not rehash as it fills.
+   */
   private loadLeftUsers(): Promise<{ set: U64HashSet; version: bigint }> {
     return this.options.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
       .execute(async (trx) => {
-        const clock = await trx.selectFrom('membership_clock').select('version').executeTakeFirstOrThrow();
-        const set = new U64HashSet();
-        let after: string | null = null;
+        const { rows: head } = await sql<{ version: string; estimate: number }>`
+          SELECT version, (SELECT reltuples FROM pg_class WHERE oid = 'community_membership'::regclass) AS estimate
+            FROM membership_clock`.execute(trx);
+        const set = new U64HashSet(Math.max(0, head[0]!.estimate));
+        await sql`DECLARE left_users NO SCROLL CURSOR FOR
+          SELECT user_id FROM community_membership WHERE status = 'LEFT'`.execute(trx);
         for (;;) {
-          let query = trx
-            .selectFrom('community_membership')
-            .select('user_id')
-            .where('status', '=', 'LEFT')
-            .orderBy('user_id')
-            .limit(RESTORE_BATCH);
-          if (after !== null) query = query.where('user_id', '>', after);
-          const rows = await query.execute();
+          const { rows } = await sql<{ user_id: string }>`FETCH FORWARD ${sql.raw(String(RESTORE_BATCH))} FROM left_users`.execute(trx);
           for (const row of rows) set.add(row.user_id);
           if (rows.length < RESTORE_BATCH) break;
-          after = rows[rows.length - 1]!.user_id;
           if (set.size % RESTORE_PROGRESS_EVERY < RESTORE_BATCH) {
             this.options.logger.info({ loaded: set.size }, 'loading membership cache');
           }
         }
-        return { set, version: BigInt(clock.version) };
+        set.compact();
+        return { set, version: BigInt(head[0]!.version) };
       });
   }
 

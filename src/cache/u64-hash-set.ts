@@ -59,6 +59,14 @@ export class U64HashSet {
     if (index >= 0) this.removeAt(index);
   }
 
+  /** Shrinks a table that was sized for far more keys than it holds (e.g. from an estimate). */
+  compact(): void {
+    let capacity = MIN_CAPACITY;
+    while (capacity * MAX_LOAD < this.count) capacity *= 2;
+    if (capacity * 2 > this.mask + 1) return;
+    this.rehash(capacity);
+  }
+
   clear(): void {
     this.slots.fill(0);
     this.count = 0;
@@ -149,9 +157,13 @@ export class U64HashSet {
   }
 
   private grow(): void {
+    this.rehash((this.mask + 1) * 2);
+  }
+
+  private rehash(capacity: number): void {
     const old = this.slots;
-    this.slots = new Uint32Array(old.length * 2);
-    this.mask = old.length - 1;
+    this.slots = new Uint32Array(capacity * 2);
+    this.mask = capacity - 1;
     this.count = 0;
     for (let i = 0; i < old.length; i += 2) {
       if (old[i] !== 0 || old[i + 1] !== 0) this.insert(old[i]!, old[i + 1]!);
