@@ -1,0 +1,39 @@
+import type { Cluster } from './cluster.js';
+import type { WorkloadSizes } from './workload.js';
+
+export interface Sizes {
+  workload: WorkloadSizes;
+  /** Distinct single-signal bodies, sent in turn. */
+  bodies: number;
+  connections: number;
+  warmupSec: number;
+  /** Per arm of a ratio, split over `rounds` alternating runs. */
+  durationSec: number;
+  rounds: number;
+  batchSize: number;
+  batchCallers: number;
+  /** Leave/rejoin changes per propagation run. */
+  changes: number;
+  restoreUsers: number;
+  gateKeys: number;
+  gateLookups: number;
+  correctnessSec: number;
+}
+
+/** One line of the table. `met` is null when the row has no target. */
+export interface Row {
+  case: string;
+  figure: string;
+  ceiling: string;
+  ratio: number | null;
+  target: string;
+  met: boolean | null;
+  crashed?: string;
+  details?: Record<string, unknown>;
+}
+
+export interface Case {
+  /** The labels of the rows it returns, in order (so a crash still names them). */
+  labels: readonly string[];
+  run(cluster: Cluster, sizes: Sizes): Promise<Row[]>;
+}

@@ -1,0 +1,85 @@
+import { loadavg } from 'node:os';
+import type { Case, Row, Sizes } from './case.js';
+import { batched } from './cases/batched.js';
+import { correctness } from './cases/correctness.js';
+import { gateLookup } from './cases/gate-lookup.js';
+import { propagation } from './cases/propagation.js';
+import { restore } from './cases/restore.js';
+import { singleSignal } from './cases/single-signal.js';
+import { startCluster } from './cluster.js';
+import { markdownTable, summaryLine, writeResults } from './report.js';
+
+const WORKLOAD = { users: 10_000, items: 5_000, zipfExponent: 1.1, leftShare: 0.05, cohortShare: 0.2 };
+
+const SIZES: Record<'quick' | 'full', Sizes> = {
+  quick: {
+    workload: WORKLOAD,
+    bodies: 5_000,
+    connections: 32,
+    warmupSec: 1,
+    durationSec: 3,
+    rounds: 1,
+    batchSize: 1_000,
+    batchCallers: 4,
+    changes: 100,
+    restoreUsers: 50_000,
+    gateKeys: 100_000,
+    gateLookups: 2_000_000,
+    correctnessSec: 3,
+  },
+  full: {
+    workload: WORKLOAD,
+    bodies: 20_000,
+    connections: 32,
+    warmupSec: 3,
+    durationSec: 15,
+    rounds: 3,
+    batchSize: 1_000,
+    batchCallers: 4,
+    changes: 500,
+    restoreUsers: 1_000_000,
+    gateKeys: 1_000_000,
+    gateLookups: 20_000_000,
+    correctnessSec: 10,
+  },
+};
+
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness];
+
+const mode = process.argv.includes('--quick') ? 'quick' : 'full';
+const sizes = SIZES[mode];
+const startedAt = new Date();
+const started = performance.now();
+const log = (message: string) => process.stderr.write(`[bench ${((performance.now() - started) / 1000).toFixed(1)}s] ${message}\n`);
+
+log(`${mode}: starting embedded PostgreSQL`);
+const cluster = await startCluster();
+process.once('SIGINT', () => void cluster.stop().finally(() => process.exit(130)));
+const rows: Row[] = [];
+// Other work on this machine skews every figure; the 1-minute load average before each case says how much.
+const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
+try {
+  for (const benchCase of CASES) {
+    log(benchCase.labels.join(' + '));
+    const caseStarted = performance.now();
+    const loadAverageBefore = loadavg()[0]!;
+    try {
+      rows.push(...(await benchCase.run(cluster, sizes)));
+    } catch (error) {
+      log(`crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      const crashed = error instanceof Error ? error.message : String(error);
+      rows.push(...benchCase.labels.map((label) => ({ case: label, figure: '', ceiling: '', ratio: null, target: '—', met: null, crashed })));
+    } finally {
+      await cluster.endCase();
+      timeline.push({ labels: benchCase.labels, seconds: (performance.now() - caseStarted) / 1000, loadAverageBefore });
+    }
+  }
+} finally {
+  await cluster.stop();
+}
+
+const wallSeconds = (performance.now() - started) / 1000;
+const file = await writeResults({ mode, startedAt, wallSeconds, sizes, rows, timeline });
+log(`wall time ${wallSeconds.toFixed(1)} s; results in ${file}`);
+process.stdout.write(`${markdownTable(rows)}\n\n${summaryLine(mode, rows)}\n`);
+process.exitCode = rows.some((row) => row.crashed) ? 1 : 0;
