@@ -174,9 +174,9 @@ export class MembershipSync {
   }
 
   /**
-   * Streams LEFT users through a server-side cursor (a sequential scan, in batches) from one
-   * REPEATABLE READ snapshot, into a set pre-sized from the planner's row estimate so it does
-   * not rehash as it fills.
+   * Streams LEFT users through a server-side cursor (a sequential scan, in batches, the next one
+   * requested before the current one is added) from one REPEATABLE READ snapshot, into a set
+   * pre-sized from the planner's row estimate so it does not rehash as it fills.
    */
   private loadLeftUsers(): Promise<{ set: U64HashSet; version: bigint }> {
     return this.options.db
@@ -190,8 +190,12 @@ export class MembershipSync {
         const set = new U64HashSet(Math.max(0, head[0]!.estimate));
         await sql`DECLARE left_users NO SCROLL CURSOR FOR
           SELECT user_id FROM community_membership WHERE status = 'LEFT'`.execute(trx);
+        const fetchBatch = () => sql<{ user_id: string }>`FETCH FORWARD ${sql.raw(String(RESTORE_BATCH))} FROM left_users`.execute(trx);
+        let pending = fetchBatch();
         for (;;) {
-          const { rows } = await sql<{ user_id: string }>`FETCH FORWARD ${sql.raw(String(RESTORE_BATCH))} FROM left_users`.execute(trx);
+          const { rows } = await pending;
+          // The next batch is read and sent by PostgreSQL while this one goes into the set.
+          if (rows.length === RESTORE_BATCH) pending = fetchBatch();
           for (const row of rows) set.add(row.user_id);
           if (rows.length < RESTORE_BATCH) break;
           if (set.size % RESTORE_PROGRESS_EVERY < RESTORE_BATCH) {
