@@ -42,6 +42,10 @@ export interface AppOptions {
 /** The composition root: everything an instance owns is created here and nowhere else. */
 export function createApp(config: Config, options: AppOptions = {}): App {
   if (!config.databaseUrl) throw new Error('createApp needs config.databaseUrl (main starts the embedded database)');
+  if (config.auth.key.kind === 'development') {
+    throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
+  }
+  const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
@@ -65,10 +69,6 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   const statusFeed = new MembershipStatusFeed(database.db, membership);
   const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
-  if (config.auth.key.kind === 'development') {
-    throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
-  }
-  const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const yoga = createGraphQLServer(config, services, authenticator, requestScope);
   let shuttingDown = false;
   const server = createHttpServer({

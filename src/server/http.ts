@@ -52,8 +52,13 @@ function bodyRefusal(req: http.IncomingMessage, limit: number): { status: number
   return null;
 }
 
+const PROBE_TIMEOUT_MS = 2_000;
+
+/** Each probe must answer within PROBE_TIMEOUT_MS: a hung database means "not ready", not a hung probe. */
 async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; checks: Record<string, boolean> }> {
-  const results = await Promise.all(options.readiness.map(async (probe) => [probe.name, await probe.check().catch(() => false)] as const));
+  const withinTimeout = (check: Promise<boolean>) =>
+    Promise.race([check.catch(() => false), new Promise<boolean>((resolve) => setTimeout(resolve, PROBE_TIMEOUT_MS, false).unref())]);
+  const results = await Promise.all(options.readiness.map(async (probe) => [probe.name, await withinTimeout(probe.check())] as const));
   const checks = Object.fromEntries([...results, ['accepting', !options.isShuttingDown()]]);
   return { ok: Object.values(checks).every(Boolean), checks };
 }
