@@ -39,7 +39,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
       IF changed THEN
         v_left_at := greatest(now_ns(), m.rejoined_at_ns,
-          (SELECT max(c.at_ns) + 1 FROM contribution c WHERE c.user_id = p_user));
+          (SELECT max(s.at_ns) + 1 FROM signal s WHERE s.user_id = p_user AND s.forwarded));
         INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
           VALUES (p_user, 'LEFT', v_left_at)
           ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
@@ -123,11 +123,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded)
         SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd
           FROM decided d LEFT JOIN cohort_lists cl ON cl.ord = d.ord
-      ), ledger AS (
-        INSERT INTO contribution (user_id, signal_id, cohort_id, item_id, weight_micros, at_ns)
-        SELECT d.user_id, d.id, NULL, d.item, d.w, d.at_ns FROM decided d WHERE d.fwd
-        UNION ALL
-        SELECT a.user_id, a.id, a.cohort, a.item, a.w, a.at_ns FROM attributed a
+      ), cohort_ledger AS (
+        INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
+        SELECT a.id, a.cohort, a.user_id, a.item, a.w, a.at_ns FROM attributed a
       ), community AS (
         INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
         SELECT d.item, v_shard, count(*), sum(d.w) FROM decided d WHERE d.fwd GROUP BY d.item ORDER BY d.item

@@ -123,17 +123,17 @@ describe('signal', () => {
     expect(new Set(data!.signals.map((r: any) => r.signalId)).size).toBe(4);
   });
 
-  it('pages the contributions ledger oldest first', async () => {
-    for (let i = 0; i < 5; i++) await send({ userId: '106', itemId: `p-${i}`, kind: 'VIEW' });
+  it('pages the contributions ledger oldest first, community before cohorts', async () => {
+    for (let i = 0; i < 5; i++) await send({ userId: '106', itemId: `p-${i}`, kind: 'VIEW', context: { cohortIds: ['zeta', 'alpha'] } });
     const seen: string[] = [];
     let after: string | null = null;
     for (;;) {
       const page: any = (await gql(app, CONTRIBUTIONS, { userId: '106', first: 2, after })).data!.communityContributions;
-      seen.push(...page.edges.map((e: any) => e.node.itemId));
+      seen.push(...page.edges.map((e: any) => `${e.node.itemId}/${e.node.target}`));
       if (!page.pageInfo.hasNextPage) break;
       after = page.pageInfo.endCursor;
     }
-    expect(seen).toEqual(['p-0', 'p-1', 'p-2', 'p-3', 'p-4']);
+    expect(seen).toEqual([0, 1, 2, 3, 4].flatMap((i) => [`p-${i}/community`, `p-${i}/alpha`, `p-${i}/zeta`]));
   });
 
   it('keeps every aggregate equal to the ledger (I3)', async () => {
@@ -180,7 +180,9 @@ describe('signal validation writes nothing', () => {
   });
 
   it('a cursor that was never issued', async () => {
-    const response = await gql(app, CONTRIBUTIONS, { userId: '1', after: Buffer.from('99999999999999999999:1').toString('base64url') });
-    expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'after' });
+    for (const forged of ['["99999999999999999999","1",""]', '["1","1"]', '{"atNs":"1"}', 'not json']) {
+      const response = await gql(app, CONTRIBUTIONS, { userId: '1', after: Buffer.from(forged).toString('base64url') });
+      expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'after' });
+    }
   });
 });

@@ -39,14 +39,23 @@ export interface SignalTable {
   forwarded: boolean;
 }
 
-export interface ContributionTable {
-  id: Generated<string>;
-  user_id: string;
+export interface CohortContributionTable {
   signal_id: Int8;
-  cohort_id: string | null;
+  cohort_id: string;
+  user_id: string;
   item_id: string;
   weight_micros: Int8;
   at_ns: Int8;
+}
+
+/** A view: forwarded signals (cohort_id NULL) and cohort contributions. */
+export interface ContributionView {
+  user_id: ColumnType<string, never, never>;
+  signal_id: ColumnType<string, never, never>;
+  cohort_id: ColumnType<string | null, never, never>;
+  item_id: ColumnType<string, never, never>;
+  weight_micros: ColumnType<string, never, never>;
+  at_ns: ColumnType<string, never, never>;
 }
 
 export interface CommunityItemAggregateTable {
@@ -65,7 +74,8 @@ export interface Database {
   leave_episode: LeaveEpisodeTable;
   membership_clock: MembershipClockTable;
   signal: SignalTable;
-  contribution: ContributionTable;
+  cohort_contribution: CohortContributionTable;
+  contribution: ContributionView;
   community_item_aggregate: CommunityItemAggregateTable;
   cohort_item_aggregate: CohortItemAggregateTable;
 }

@@ -9,7 +9,6 @@ export interface ItemAggregate {
 }
 
 export interface Contribution {
-  id: string;
   signalId: string;
   /** "community" or the cohort id. */
   target: string;
@@ -39,9 +38,11 @@ export async function cohortItemAggregate(db: Kysely<Database>, cohortId: string
   return toAggregate(itemId, row);
 }
 
+/** Where a page ends: contributions are ordered by (at_ns, signal_id, cohort id or '' for community). */
 export interface ContributionPosition {
   atNs: string;
-  id: string;
+  signalId: string;
+  cohortId: string;
 }
 
 /** A user's contributions oldest first, from after `position`, keyset-paginated. */
@@ -51,19 +52,22 @@ export async function listContributions(
   after: ContributionPosition | null,
   limit: number,
 ): Promise<Contribution[]> {
+  const target = sql<string>`coalesce(cohort_id, '')`;
   let query = db
     .selectFrom('contribution')
-    .select(['id', 'signal_id', 'cohort_id', 'item_id', 'weight_micros', 'at_ns'])
+    .select(['signal_id', 'cohort_id', 'item_id', 'weight_micros', 'at_ns'])
     .where('user_id', '=', userId)
     .orderBy('at_ns')
-    .orderBy('id')
+    .orderBy('signal_id')
+    .orderBy(target)
     .limit(limit);
   if (after) {
-    query = query.where((eb) => eb(eb.refTuple('at_ns', 'id'), '>', eb.tuple(after.atNs, after.id)));
+    query = query.where((eb) =>
+      eb(eb.tuple(eb.ref('at_ns'), eb.ref('signal_id'), target), '>', eb.tuple(after.atNs, after.signalId, after.cohortId)),
+    );
   }
   const rows = await query.execute();
   return rows.map((row) => ({
-    id: row.id,
     signalId: row.signal_id,
     target: row.cohort_id ?? 'community',
     cohortId: row.cohort_id,

@@ -15,6 +15,7 @@ import type { SignalOutcome } from './signal-batcher.js';
 import {
   DEFAULT_WEIGHTS,
   MAX_ABS_WEIGHT,
+  MAX_ID_LENGTH,
   SignalInputError,
   validateSignal,
   type SignalInput,
@@ -187,13 +188,23 @@ function validated(input: SignalInput, path: string, services: Services, callSiz
 }
 
 function encodeCursor(contribution: Contribution): string {
-  return Buffer.from(`${contribution.atNs}:${contribution.id}`).toString('base64url');
+  return Buffer.from(JSON.stringify([contribution.atNs, contribution.signalId, contribution.cohortId ?? ''])).toString('base64url');
 }
 
 function decodeCursor(cursor: string): ContributionPosition {
-  const match = /^(\d{1,19}):(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString());
-  if (!match || BigInt(match[1]!) > INT8_MAX || BigInt(match[2]!) > INT8_MAX) {
-    throw badUserInput('after is not a cursor returned by this connection', 'after');
+  const invalid = () => badUserInput('after is not a cursor returned by this connection', 'after');
+  let position: unknown;
+  try {
+    position = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+  } catch {
+    throw invalid();
   }
-  return { atNs: match[1]!, id: match[2]! };
+  if (!Array.isArray(position) || position.length !== 3) throw invalid();
+  const [atNs, signalId, cohortId] = position as unknown[];
+  if (!isInt8(atNs) || !isInt8(signalId) || typeof cohortId !== 'string' || cohortId.length > MAX_ID_LENGTH) throw invalid();
+  return { atNs, signalId, cohortId };
+}
+
+function isInt8(value: unknown): value is string {
+  return typeof value === 'string' && /^\d{1,19}$/.test(value) && BigInt(value) <= INT8_MAX;
 }

@@ -41,10 +41,10 @@ export interface Operation {
 export async function boundaryViolations(db: pg.Client, operations: Operation[]): Promise<string[]> {
   const violations: string[] = [];
   const { rows: inside } = await db.query(`
-    SELECT c.id, c.user_id::text, c.at_ns::text, e.left_at_ns::text, e.rejoined_at_ns::text
+    SELECT c.signal_id, coalesce(c.cohort_id, 'community') AS target, c.user_id::text, c.at_ns::text, e.left_at_ns::text, e.rejoined_at_ns::text
       FROM contribution c JOIN leave_episode e ON e.user_id = c.user_id
      WHERE c.at_ns >= e.left_at_ns AND (e.rejoined_at_ns IS NULL OR c.at_ns < e.rejoined_at_ns)`);
-  for (const row of inside) violations.push(`I1: contribution ${row.id} of user ${row.user_id} at ${row.at_ns} inside [${row.left_at_ns}, ${row.rejoined_at_ns})`);
+  for (const row of inside) violations.push(`I1: contribution of signal ${row.signal_id} to ${row.target} of user ${row.user_id} at ${row.at_ns} inside [${row.left_at_ns}, ${row.rejoined_at_ns})`);
 
   const byUser = new Map<string, Operation[]>();
   for (const op of operations) {
