@@ -1,25 +1,18 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { TEST_SECRET, gql, startApp, startCluster, token, type Cluster } from './support/harness.js';
+import { TEST_SECRET, gql, startApp, token, type Cluster, useCluster } from './support/harness.js';
 
 const SELF = '500';
 const OTHER = '501';
 
-let cluster: Cluster;
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] });
-});
-
-afterAll(() => cluster?.stop());
+useCluster([{}], (cluster) => ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] }));
 
 function unsigned(claims: Record<string, unknown>): string {
   const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -1,25 +1,18 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { boundaryViolations, type Operation } from './support/invariants.js';
-import { eventually, gql, startApp, startCluster, type Cluster } from './support/harness.js';
+import { eventually, gql, startApp, type Cluster, useCluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { status } }`;
 const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $userId) { status } }`;
 
-let cluster: Cluster;
 let databaseUrl: string;
 let a: App;
 let b: App;
 let db: pg.Client;
-
-beforeAll(async () => {
-  cluster = await startCluster([{}, {}]);
-  ({ databaseUrl, db, apps: [a, b] } = cluster as Cluster & { apps: [App, App] });
-});
-
-afterAll(() => cluster?.stop());
+useCluster([{}, {}], (cluster) => ({ databaseUrl, db, apps: [a, b] } = cluster as Cluster & { apps: [App, App] }));
 
 /** Microseconds from the commit (database clock in the payload) to `app` applying the change. */
 function propagationProbe(app: App): { lagsUs: number[]; stop(): void } {

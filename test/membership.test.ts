@@ -1,7 +1,7 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { gql, startApp, startCluster, type Cluster } from './support/harness.js';
+import { gql, startApp, type Cluster, useCluster } from './support/harness.js';
 
 const MEMBERSHIP = `userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }`;
 const STATUS = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { ${MEMBERSHIP} } }`;
@@ -12,13 +12,10 @@ let cluster: Cluster;
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] });
+useCluster([{}], (started) => {
+  cluster = started;
+  ({ databaseUrl, db, apps: [app] } = started as Cluster & { apps: [App] });
 });
-
-afterAll(() => cluster?.stop());
 
 async function membershipRows(): Promise<number> {
   const { rows } = await db.query('SELECT (SELECT count(*) FROM community_membership) + (SELECT count(*) FROM leave_episode) AS n');

@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DEFAULT_WEIGHTS } from '../src/signals/signal-input.js';
 import { aggregateMismatches } from './support/invariants.js';
-import { gql, startCluster, type Cluster } from './support/harness.js';
+import { gql, type Cluster, useCluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId status forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId status forwarded cohortsAttributed } }`;
@@ -19,17 +19,9 @@ const CONTRIBUTIONS = `query ($userId: UInt64!, $first: Int, $after: String) {
   }
 }`;
 
-let cluster: Cluster;
-let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-  ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] });
-});
-
-afterAll(() => cluster?.stop());
+useCluster([{}], (cluster) => ({ db, apps: [app] } = cluster as Cluster & { apps: [App] }));
 
 async function send(input: Record<string, unknown>) {
   const response = await gql(app, SIGNAL, { input });

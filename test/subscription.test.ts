@@ -1,23 +1,16 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { eventually, gql, startApp, startCluster, token, type Cluster } from './support/harness.js';
+import { eventually, gql, startApp, token, type Cluster, useCluster } from './support/harness.js';
 import { subscribe } from './support/sse.js';
 
 const WATCH = `subscription ($u: UInt64) { communityLayerStatusChanged(userId: $u) { userId status leftAtNs history { leftAtNs rejoinedAtNs } } }`;
 
-let cluster: Cluster;
 let databaseUrl: string;
 let a: App;
 let b: App;
 let db: pg.Client;
-
-beforeAll(async () => {
-  cluster = await startCluster([{}, {}]);
-  ({ databaseUrl, db, apps: [a, b] } = cluster as Cluster & { apps: [App, App] });
-});
-
-afterAll(() => cluster?.stop());
+useCluster([{}, {}], (cluster) => ({ databaseUrl, db, apps: [a, b] } = cluster as Cluster & { apps: [App, App] }));
 
 describe('communityLayerStatusChanged', () => {
   it('emits the current state, then changes made on another instance and by SQL', async () => {

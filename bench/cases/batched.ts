@@ -1,9 +1,9 @@
 import type { Case } from '../case.js';
-import { leaveUsers } from '../cluster.js';
 import { rate } from '../format.js';
 import { httpLoad, interleave, pgLoad } from '../load.js';
-import { createScratchTable, multiInsert } from '../raw-signal.js';
-import { body, createWorkload, SIGNALS } from '../workload.js';
+import { multiInsert } from '../raw-signal.js';
+import { prepareSignalCase } from '../signal-setup.js';
+import { body, SIGNALS } from '../workload.js';
 
 const LABEL = '2. batched signals vs raw multi-row INSERT';
 const DISTINCT_BATCHES = 16;
@@ -12,14 +12,8 @@ const DISTINCT_BATCHES = 16;
 export const batched: Case = {
   labels: [LABEL],
   async run(cluster, sizes) {
-    const url = await cluster.freshDatabase();
-    const app = await cluster.startApp(url);
-    const db = await cluster.sqlClient(url);
-    const workload = createWorkload(sizes.workload);
-    await leaveUsers(db, workload.leftUserIds, [app]);
-    await createScratchTable(db);
+    const { url, app, workload, left } = await prepareSignalCase(cluster, sizes);
     const batches = Array.from({ length: DISTINCT_BATCHES }, () => Array.from({ length: sizes.batchSize }, () => workload.nextSignal()));
-    const left = new Set(workload.leftUserIds);
     const statements = batches.map((inputs) => multiInsert(inputs, left));
     const seconds = sizes.durationSec / sizes.rounds;
     let next = 0;

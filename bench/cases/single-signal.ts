@@ -1,9 +1,9 @@
 import type { Case } from '../case.js';
-import { leaveUsers } from '../cluster.js';
 import { rate } from '../format.js';
 import { httpLoad, interleave, pgLoad } from '../load.js';
-import { createScratchTable, singleInsert } from '../raw-signal.js';
-import { body, createWorkload, SIGNAL, VALIDATE } from '../workload.js';
+import { singleInsert } from '../raw-signal.js';
+import { prepareSignalCase } from '../signal-setup.js';
+import { body, SIGNAL, VALIDATE } from '../workload.js';
 
 const VS_HTTP = '1. single signal vs no-DB ceiling';
 const VS_DB = '1. single signal vs raw pg INSERT';
@@ -16,14 +16,8 @@ const VS_DB = '1. single signal vs raw pg INSERT';
 export const singleSignal: Case = {
   labels: [VS_HTTP, VS_DB],
   async run(cluster, sizes) {
-    const url = await cluster.freshDatabase();
-    const app = await cluster.startApp(url);
-    const db = await cluster.sqlClient(url);
-    const workload = createWorkload(sizes.workload);
-    await leaveUsers(db, workload.leftUserIds, [app]);
-    await createScratchTable(db);
+    const { url, app, workload, left } = await prepareSignalCase(cluster, sizes);
     const inputs = Array.from({ length: sizes.bodies }, () => workload.nextSignal());
-    const left = new Set(workload.leftUserIds);
     const seconds = sizes.durationSec / sizes.rounds;
     const load = (query: string, durationSec: number) => () =>
       httpLoad({

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { withTimeout } from '../util/with-timeout.js';
 
 export type ListenerState = 'idle' | 'connecting' | 'listening' | 'reconnecting' | 'stopped';
 
@@ -154,14 +155,6 @@ export class ChannelListener {
       this.resolveStarted = null;
     }
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function destroySocket(client: pg.Client): void {

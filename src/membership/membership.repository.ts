@@ -17,7 +17,7 @@ export interface LeaveEpisode {
   gatedSignals: number;
 }
 
-export interface MembershipChange {
+export interface MembershipWrite {
   membership: Membership;
   /** False when the call found the user already in the requested state. */
   changed: boolean;
@@ -31,17 +31,17 @@ interface ChangeRow {
 }
 
 /** Leaving twice returns the existing record: the boundary never moves. */
-export async function leave(db: Kysely<Database>, userId: string): Promise<MembershipChange> {
+export async function leave(db: Kysely<Database>, userId: string): Promise<MembershipWrite> {
   const { rows } = await sql<ChangeRow>`SELECT * FROM leave_community_layer(${userId})`.execute(db);
   return toChange(userId, rows[0]!);
 }
 
-export async function rejoin(db: Kysely<Database>, userId: string): Promise<MembershipChange> {
+export async function rejoin(db: Kysely<Database>, userId: string): Promise<MembershipWrite> {
   const { rows } = await sql<ChangeRow>`SELECT * FROM rejoin_community_layer(${userId})`.execute(db);
   return toChange(userId, rows[0]!);
 }
 
-function toChange(userId: string, row: ChangeRow): MembershipChange {
+function toChange(userId: string, row: ChangeRow): MembershipWrite {
   return {
     changed: row.changed,
     membership: { userId, status: row.status, leftAtNs: row.left_at_ns, version: row.version },

@@ -9,7 +9,7 @@ import {
   rejoin,
   type LeaveEpisode as LeaveEpisodeShape,
   type Membership,
-  type MembershipChange,
+  type MembershipWrite,
 } from './membership.repository.js';
 
 /**
@@ -17,7 +17,7 @@ import {
  * the fast path it expects (right after a rejoin, a stale LEFT would otherwise hold it back).
  * Other instances catch up within the notification delay; until then they err on the side of LEFT.
  */
-async function readYourWrite(services: Services, action: 'leave' | 'rejoin', change: MembershipChange): Promise<Membership> {
+async function readYourWrite(services: Services, action: 'leave' | 'rejoin', change: MembershipWrite): Promise<Membership> {
   services.metrics.membershipChanges.inc({ action, result: change.changed ? 'changed' : 'unchanged' });
   const { version } = change.membership;
   if (version !== null) await services.membership.caughtUp(BigInt(version));

@@ -2,6 +2,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Registry } from 'prom-client';
+import { withTimeout } from '../util/with-timeout.js';
 import type { RequestScope, Yoga } from './yoga.js';
 
 export interface Probe {
@@ -56,9 +57,9 @@ const PROBE_TIMEOUT_MS = 2_000;
 
 /** Each probe must answer within PROBE_TIMEOUT_MS: a hung database means "not ready", not a hung probe. */
 async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; checks: Record<string, boolean> }> {
-  const withinTimeout = (check: Promise<boolean>) =>
-    Promise.race([check.catch(() => false), new Promise<boolean>((resolve) => setTimeout(resolve, PROBE_TIMEOUT_MS, false).unref())]);
-  const results = await Promise.all(options.readiness.map(async (probe) => [probe.name, await withinTimeout(probe.check())] as const));
+  const results = await Promise.all(
+    options.readiness.map(async (probe) => [probe.name, await withTimeout(probe.check(), PROBE_TIMEOUT_MS).catch(() => false)] as const),
+  );
   const checks = Object.fromEntries([...results, ['accepting', !options.isShuttingDown()]]);
   return { ok: Object.values(checks).every(Boolean), checks };
 }

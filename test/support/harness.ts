@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
 import { loadConfig } from '../../src/config/config.js';
@@ -64,6 +64,16 @@ export async function startCluster(instances: AppOptions[] = [{}]): Promise<Clus
       await Promise.all(apps.map((app) => app.stop()));
     },
   };
+}
+
+/** A cluster for the whole file: started before its tests, stopped after; `onStart` gets it first. */
+export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) => void): void {
+  let cluster: Cluster | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster(instances);
+    onStart(cluster);
+  });
+  afterAll(() => cluster?.stop());
 }
 
 export interface GraphQLResponse<T = Record<string, any>> {
