@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createApp, type App } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { loadConfig } from '../src/config/config.js';
+import { loadConfig, resolveConfig } from '../src/config/config.js';
 import { connectDatabase } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -55,9 +55,8 @@ export async function startCluster(): Promise<Cluster> {
       return withDatabase(embedded.url, name);
     },
     async startApp(databaseUrl) {
-      const app = createApp(
-        loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET }),
-      );
+      const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent' });
+      const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: SECRET } }));
       apps.add(app);
       await app.start();
       return app;

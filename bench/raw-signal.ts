@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { DEFAULT_WEIGHTS, WEIGHT_SCALE } from '../src/signals/signal-input.js';
+import { WEIGHT_SCALE } from '../src/signals/signal-input.js';
+import { DEFAULT_WEIGHTS } from '../src/signals/signal-kind.js';
 import type { SignalInputJson } from './workload.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { SignalKind } from '../src/db/schema.js';
+import { SIGNAL_KINDS, type SignalKind } from '../src/signals/signal-kind.js';
 import { seededRandom, zipf } from './zipf.js';
 
 export interface WorkloadSizes {
@@ -24,7 +24,6 @@ export interface Workload {
   nextSignal(): SignalInputJson;
 }
 
-const KINDS: readonly SignalKind[] = ['VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE'];
 const COHORTS = 100;
 
 export const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId status forwarded cohortsAttributed } }`;
@@ -50,7 +49,7 @@ export function createWorkload(sizes: WorkloadSizes, seed = 1): Workload {
       return {
         userId: userIds[user]!,
         itemId: `item-${item()}`,
-        kind: KINDS[Math.floor(random() * KINDS.length)]!,
+        kind: SIGNAL_KINDS[Math.floor(random() * SIGNAL_KINDS.length)]!,
         context: { cohortIds: cohortsOf[user]!, surface: 'feed' },
       };
     },

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { applySqlFiles } from '../src/db/sql-files.js';
 
 /**
  * Membership: who left the community layer, when, and every leave in history.
@@ -16,24 +17,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       CHECK (VALUE >= 0 AND VALUE <= 18446744073709551615);
 
     CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
-
-    -- Nanoseconds since the Unix epoch from the database clock (microsecond resolution).
-    CREATE FUNCTION now_ns() RETURNS bigint LANGUAGE sql VOLATILE AS $$
-      SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint * 1000
-    $$;
-
-    -- The u64 shifted into int8 (order-preserving, one numeric operation), then split into the two
-    -- int4 halves of an advisory lock key with integer arithmetic.
-    CREATE FUNCTION community_user_key(p_user u64) RETURNS int8 LANGUAGE sql IMMUTABLE AS $$
-      SELECT (p_user - 9223372036854775808)::int8
-    $$;
-    CREATE FUNCTION community_user_lock_hi(p_key int8) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
-      SELECT (p_key >> 32)::int4
-    $$;
-    CREATE FUNCTION community_user_lock_lo(p_key int8) RETURNS int4 LANGUAGE sql IMMUTABLE AS $$
-      SELECT ((p_key & 4294967295) - 2147483648)::int4
-    $$;
-
+  `.execute(db);
+  await applySqlFiles(db, [
+    ['now_ns', 1],
+    ['community_user_key', 1],
+    ['community_user_lock_hi', 1],
+    ['community_user_lock_lo', 1],
+  ]);
+  await sql`
     -- One row; every membership write bumps it under its row lock, so versions are handed out in
     -- commit order. A cache that has applied version V has seen every change up to V, which makes
     -- "resync rows whose version is above the highest seen" exact.
@@ -62,38 +53,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       CONSTRAINT episode_window CHECK (rejoined_at_ns IS NULL OR rejoined_at_ns > left_at_ns)
     );
     CREATE UNIQUE INDEX leave_episode_one_open_idx ON leave_episode (user_id) WHERE rejoined_at_ns IS NULL;
-
-    CREATE FUNCTION membership_next_version() RETURNS bigint LANGUAGE sql VOLATILE AS $$
-      UPDATE membership_clock SET version = version + 1 RETURNING version
-    $$;
-
-    CREATE FUNCTION community_membership_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      NEW.version := membership_next_version();
-      NEW.updated_at := now();
-      RETURN NEW;
-    END
-    $$;
-    CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON community_membership
-      FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
-
-    -- Every writer is seen by every cache: this service, a migration, an operator in psql.
-    -- Payload: version,user_id,status,sent_at_us (about 60 bytes; the limit is 8000).
-    CREATE FUNCTION community_membership_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      IF TG_OP = 'DELETE' THEN
-        PERFORM pg_notify('community_membership', concat_ws(',', membership_next_version(), OLD.user_id,
-          'ACTIVE', (extract(epoch FROM clock_timestamp()) * 1000000)::bigint));
-      ELSE
-        PERFORM pg_notify('community_membership', concat_ws(',', NEW.version, NEW.user_id,
-          NEW.status, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint));
-      END IF;
-      RETURN NULL;
-    END
-    $$;
-    CREATE TRIGGER community_membership_notify AFTER INSERT OR UPDATE OR DELETE ON community_membership
-      FOR EACH ROW EXECUTE FUNCTION community_membership_notify();
   `.execute(db);
+  await applySqlFiles(db, [
+    ['membership_next_version', 1],
+    ['community_membership_stamp', 1],
+    ['community_membership_notify', 1],
+  ]);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,151 +1,24 @@
 import { sql, type Kysely } from 'kysely';
+import { applySqlFiles } from '../src/db/sql-files.js';
 
 /**
- * The boundary between a user's shared contributions and their leaves, enforced in the database.
+ * The boundary between a user's shared contributions and their leaves, enforced in the database
+ * (each function's file under src/db/sql/ says how).
  *
  * Lock order: leave and rejoin take the user's advisory lock exclusively; signal ingestion takes it
  * shared (in key order, so batches never deadlock against each other through a waiting leave).
  * Every timestamp is taken after the lock is granted, and the state is read in a later statement,
- * whose READ COMMITTED snapshot includes whatever the previous lock holder committed. Hence:
- *   - a batch that got the lock first stamps at_ns before the leave stamps left_at_ns, and the leave
- *     additionally fences left_at_ns above the user's newest contribution (clock steps, equal
- *     microseconds);
- *   - a batch that got the lock after the leave committed sees LEFT and forwards nothing;
- *   - after a rejoin, at_ns is never below rejoined_at_ns.
- * So no contribution falls inside [left_at_ns, rejoined_at_ns), and nothing sent after a leave
- * returned is forwarded, whatever any in-memory cache believes.
+ * whose READ COMMITTED snapshot includes whatever the previous lock holder committed. So no
+ * contribution falls inside [left_at_ns, rejoined_at_ns), and nothing sent after a leave returned
+ * is forwarded, whatever any in-memory cache believes.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`
-    CREATE FUNCTION require_read_committed() RETURNS void LANGUAGE plpgsql AS $$
-    BEGIN
-      IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'the community boundary functions need READ COMMITTED (a fresh snapshot after each lock)';
-      END IF;
-    END
-    $$;
-
-    -- Both return the resulting state and whether this call changed it.
-    CREATE FUNCTION leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
-      OUT left_at_ns bigint, OUT version bigint)
-    LANGUAGE plpgsql AS $$
-    DECLARE
-      m community_membership;
-      v_left_at bigint;
-    BEGIN
-      PERFORM require_read_committed();
-      PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
-      SELECT * INTO m FROM community_membership WHERE user_id = p_user;
-      changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
-      IF changed THEN
-        v_left_at := greatest(now_ns(), m.rejoined_at_ns,
-          (SELECT max(s.at_ns) + 1 FROM signal s WHERE s.user_id = p_user AND s.forwarded));
-        INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
-          VALUES (p_user, 'LEFT', v_left_at)
-          ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
-          RETURNING cm.* INTO m;
-        INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
-      END IF;
-      status := m.status;
-      left_at_ns := m.left_at_ns;
-      version := m.version;
-    END
-    $$;
-
-    -- A user who never left is ACTIVE by default: nothing to change, no row to create.
-    CREATE FUNCTION rejoin_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
-      OUT left_at_ns bigint, OUT version bigint)
-    LANGUAGE plpgsql AS $$
-    DECLARE
-      m community_membership;
-      v_rejoined_at bigint;
-    BEGIN
-      PERFORM require_read_committed();
-      PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
-      SELECT * INTO m FROM community_membership WHERE user_id = p_user;
-      changed := coalesce(m.status = 'LEFT', false);
-      IF changed THEN
-        v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
-        UPDATE community_membership AS cm
-           SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
-         WHERE cm.user_id = p_user
-         RETURNING cm.* INTO m;
-        UPDATE leave_episode AS e SET rejoined_at_ns = v_rejoined_at
-         WHERE e.user_id = p_user AND e.rejoined_at_ns IS NULL;
-      END IF;
-      status := coalesce(m.status, 'ACTIVE');
-      left_at_ns := m.left_at_ns;
-      version := m.version;
-    END
-    $$;
-
-    -- One call stores a whole group of signals. p_gate_open[i] is the in-memory gate's answer
-    -- (false: the cache knows the user LEFT, so no lock and no fan-out). Cohorts come flattened as
-    -- (p_cohort_ords[j], p_cohort_ids[j]) with 1-based signal ordinals, already deduplicated.
-    CREATE FUNCTION ingest_signals(
-      p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[],
-      p_occurred_at timestamptz[], p_surfaces text[], p_gate_open boolean[],
-      p_cohort_ords int[], p_cohort_ids text[]
-    ) RETURNS TABLE (r_signal_id bigint, r_forwarded boolean, r_cohorts_attributed int)
-    LANGUAGE plpgsql AS $$
-    DECLARE
-      v_now bigint;
-      v_shard int2 := (pg_backend_pid() % 32)::int2;
-    BEGIN
-      PERFORM require_read_committed();
-      PERFORM pg_advisory_xact_lock_shared(community_user_lock_hi(k.key), community_user_lock_lo(k.key))
-         FROM (SELECT DISTINCT community_user_key(g.u::u64) AS key
-                 FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
-                WHERE g.open
-                ORDER BY 1) AS k;
-      v_now := now_ns();
-      RETURN QUERY
-      WITH input AS (
-        SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open
-          FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open)
-               WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, ord)
-      ), requested_cohorts AS (
-        SELECT c.ord, c.cohort FROM unnest(p_cohort_ords, p_cohort_ids) AS c(ord, cohort)
-      ), cohort_lists AS (
-        SELECT rc.ord, array_agg(rc.cohort) AS cohorts FROM requested_cohorts rc GROUP BY rc.ord
-      ), decided AS (
-        SELECT i.*, nextval('signal_id_seq') AS id,
-               (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
-               greatest(v_now, m.left_at_ns, m.rejoined_at_ns) AS at_ns
-          FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
-      ), attributed AS (
-        SELECT d.id, d.user_id, d.item, d.w, d.at_ns, rc.cohort
-          FROM requested_cohorts rc JOIN decided d ON d.ord = rc.ord
-         WHERE d.fwd
-      ), attributed_counts AS (
-        SELECT a.id, count(*)::int AS n FROM attributed a GROUP BY a.id
-      ), stored AS (
-        INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded)
-        SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd
-          FROM decided d LEFT JOIN cohort_lists cl ON cl.ord = d.ord
-      ), cohort_ledger AS (
-        INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
-        SELECT a.id, a.cohort, a.user_id, a.item, a.w, a.at_ns FROM attributed a
-      ), community AS (
-        INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
-        SELECT d.item, v_shard, count(*), sum(d.w) FROM decided d WHERE d.fwd GROUP BY d.item ORDER BY d.item
-        ON CONFLICT (item_id, shard) DO UPDATE
-          SET signal_count = agg.signal_count + excluded.signal_count,
-              weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
-      ), cohort AS (
-        INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
-        SELECT a.cohort, a.item, v_shard, count(*), sum(a.w) FROM attributed a
-         GROUP BY a.cohort, a.item ORDER BY a.cohort, a.item
-        ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
-          SET signal_count = agg.signal_count + excluded.signal_count,
-              weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
-      )
-      SELECT d.id, d.fwd, coalesce(ac.n, 0)
-        FROM decided d LEFT JOIN attributed_counts ac ON ac.id = d.id
-       ORDER BY d.ord;
-    END
-    $$;
-  `.execute(db);
+  await applySqlFiles(db, [
+    ['require_read_committed', 1],
+    ['leave_community_layer', 1],
+    ['rejoin_community_layer', 1],
+    ['ingest_signals', 1],
+  ]);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

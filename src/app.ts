@@ -1,18 +1,19 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
 import { MembershipSync } from './cache/membership-sync.js';
-import type { Config } from './config/config.js';
+import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import type { Services } from './graphql/context.js';
+import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
-import type { Services } from './graphql/context.js';
 import { createHttpServer } from './server/http.js';
+import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './server/logger.js';
 import { createGraphQLServer, type RequestScope } from './server/yoga.js';
 import { createSettingsPage } from './settings/settings-page.js';
@@ -40,17 +41,13 @@ export interface AppOptions {
 }
 
 /** The composition root: everything an instance owns is created here and nowhere else. */
-export function createApp(config: Config, options: AppOptions = {}): App {
-  if (!config.databaseUrl) throw new Error('createApp needs config.databaseUrl (main starts the embedded database)');
-  if (config.auth.key.kind === 'development') {
-    throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
-  }
+export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
   const membership = new MembershipSync({
-    db: database.db,
+    source: membershipSource(database.db),
     connectionString: config.databaseUrl,
     applicationName: `community-layer listener ${instanceId}`,
     logger,
@@ -95,27 +92,14 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       const applied = await migrateToLatest(database.db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
       if (options.membershipSync !== false) await membership.start();
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(config.http.port, config.http.host, () => resolve());
-      });
-      const address = server.address() as AddressInfo;
-      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      url = `http://${host}:${address.port}/graphql`;
+      url = await listen(server, config.http.port, config.http.host);
     },
     async stop() {
       shuttingDown = true;
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdownGraceMs);
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       statusFeed.close();
-      // Keep-alive connections go as soon as they are idle; busy ones finish their request first.
-      server.closeIdleConnections();
-      const sweeper = setInterval(() => server.closeIdleConnections(), 25);
-      const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await closed;
-      clearInterval(sweeper);
-      clearTimeout(deadline);
+      await drain(server, config.shutdownTimeoutMs);
       await signals.drained();
       await membership.stop();
       await database.close();

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { ConfigError, loadConfig, resolveConfig, type Config } from './config/config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { createApp } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
@@ -23,10 +23,7 @@ async function main(): Promise<void> {
     logger.info({ databaseUrl: embedded.url.replace(/:[^:@/]+@/, ':***@') }, 'embedded PostgreSQL ready');
   }
   const authKey = await resolveAuthKey(config.auth, config.embeddedDataDir);
-  const app = createApp(
-    { ...config, databaseUrl: config.databaseUrl ?? embedded!.url, auth: { ...config.auth, key: authKey } },
-    { logger },
-  );
+  const app = createApp(resolveConfig(config, { databaseUrl: config.databaseUrl ?? embedded!.url, authKey }), { logger });
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject, webcrypto } from 'node:crypto';
 import { errors, jwtVerify } from 'jose';
+import type { VerificationKeyConfig } from '../config/config.js';
 import { isU64 } from '../ids/u64.js';
 
 export const SCOPES = {
@@ -29,13 +30,12 @@ export interface VerificationKey {
 const CLOCK_TOLERANCE_SECONDS = 30;
 const ANONYMOUS: Authentication = { viewer: null, problem: 'no bearer token' };
 
-export type KeyConfig = { kind: 'secret'; secret: string } | { kind: 'publicKey'; pem: string };
 
 /**
  * Imported once (jose would otherwise convert the key on every verification). A bad public key
  * throws here, synchronously, so the app refuses to start.
  */
-function verificationKey(key: KeyConfig, claims: { issuer: string | undefined; audience: string | undefined }): Promise<VerificationKey> {
+function verificationKey(key: VerificationKeyConfig, claims: { issuer: string | undefined; audience: string | undefined }): Promise<VerificationKey> {
   if (key.kind === 'secret') {
     return webcrypto.subtle
       .importKey('raw', Buffer.from(key.secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
@@ -61,7 +61,7 @@ export class Authenticator {
   private readonly verified = new Map<string, { viewer: Viewer; until: number }>();
   private readonly verification: Promise<VerificationKey>;
 
-  constructor(key: KeyConfig, claims: { issuer: string | undefined; audience: string | undefined }) {
+  constructor(key: VerificationKeyConfig, claims: { issuer: string | undefined; audience: string | undefined }) {
     this.verification = verificationKey(key, claims);
   }
 

@@ -73,7 +73,7 @@ export class ChannelListener {
       application_name: this.options.applicationName,
     });
     // Handlers go on before anything can fail: an unhandled 'error' would crash the process.
-    client.on('error', (error) => this.lost(client, error.message));
+    client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, 'connection ended'));
     client.on('notification', (message) => {
       if (this.client === client && message.channel === this.options.channel && message.payload) {
@@ -90,11 +90,12 @@ export class ChannelListener {
       this.startHeartbeat(client);
       this.setState('listening');
     } catch (error) {
-      this.lost(client, error instanceof Error ? error.message : String(error));
+      this.lost(client, error);
     }
   }
 
-  private lost(client: pg.Client, reason: string): void {
+  /** `cause`: the error, or a sentence when nothing failed but the session is no longer usable. */
+  private lost(client: pg.Client, cause: unknown): void {
     if (this.client !== client) return;
     this.client = null;
     this.stopHeartbeat();
@@ -104,7 +105,10 @@ export class ChannelListener {
     client.on('error', () => undefined);
     destroySocket(client);
     if (this.state === 'stopped') return;
-    this.options.logger.warn({ reason, attempt: this.attempt + 1 }, 'membership listener lost; reconnecting');
+    this.options.logger.warn(
+      { ...(typeof cause === 'string' ? { reason: cause } : { err: cause }), attempt: this.attempt + 1 },
+      'membership listener lost; reconnecting',
+    );
     this.options.onLost();
     this.setState('reconnecting');
     const delay = this.backoff();
@@ -131,7 +135,7 @@ export class ChannelListener {
         .then((result) => {
           if (result.rowCount !== 1) this.lost(client, 'channel no longer listened');
         })
-        .catch((error: unknown) => this.lost(client, `heartbeat failed: ${error instanceof Error ? error.message : error}`));
+        .catch((error: unknown) => this.lost(client, error));
     }, this.options.heartbeatMs);
     this.heartbeatTimer.unref();
   }

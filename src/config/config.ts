@@ -43,14 +43,14 @@ const environmentSchema = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).max(1_000_000).default(5000),
 });
 
-/** How bearer tokens are verified. `development`: main generates and persists a local secret. */
-export type AuthKeyConfig =
-  | { kind: 'secret'; secret: string }
-  | { kind: 'publicKey'; pem: string }
-  | { kind: 'development' };
+/** A key bearer tokens can be verified with. */
+export type VerificationKeyConfig = { kind: 'secret'; secret: string } | { kind: 'publicKey'; pem: string };
 
-export interface AuthConfig {
-  key: AuthKeyConfig;
+/** How bearer tokens are verified. `development`: main generates and persists a local secret. */
+export type AuthKeyConfig = VerificationKeyConfig | { kind: 'development' };
+
+export interface AuthConfig<Key extends AuthKeyConfig = AuthKeyConfig> {
+  key: Key;
   issuer: string | undefined;
   audience: string | undefined;
 }
@@ -85,6 +85,19 @@ export interface Config {
   /** How long readiness is false before the server stops accepting connections. */
   shutdownGraceMs: number;
   auth: AuthConfig;
+}
+
+/**
+ * What `createApp` runs on: the configuration with its resources resolved (a database to connect
+ * to, a key to verify tokens with), so an app can never start half-configured.
+ */
+export type AppConfig = Omit<Config, 'databaseUrl' | 'auth'> & {
+  databaseUrl: string;
+  auth: AuthConfig<VerificationKeyConfig>;
+};
+
+export function resolveConfig(config: Config, resources: { databaseUrl: string; authKey: VerificationKeyConfig }): AppConfig {
+  return { ...config, databaseUrl: resources.databaseUrl, auth: { ...config.auth, key: resources.authKey } };
 }
 
 export class ConfigError extends Error {

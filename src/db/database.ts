@@ -18,7 +18,7 @@ export function connectDatabase(options: { url: string; poolMax: number; logger:
     connectionTimeoutMillis: 10_000,
   });
   // An idle client whose backend dies emits 'error' on the pool; unhandled, it would crash us.
-  pool.on('error', (error) => options.logger.warn({ err: error.message }, 'idle database connection lost'));
+  pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection lost'));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
   return { db, pool, close: () => db.destroy() };
 }

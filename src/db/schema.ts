@@ -1,8 +1,8 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { SignalKind } from '../signals/signal-kind.js';
 
 /** The tables as Kysely sees them. int8 and numeric arrive as strings (exact), never numbers. */
 export type MembershipStatus = 'ACTIVE' | 'LEFT';
-export type SignalKind = 'VIEW' | 'CLICK' | 'LIKE' | 'SHARE' | 'SAVE' | 'SKIP' | 'DISLIKE';
 
 type Int8 = ColumnType<string, string | bigint, string | bigint>;
 

@@ -3,6 +3,8 @@ import { builder } from './builder.js';
 import './scalars.js';
 import '../membership/membership.schema.js';
 import '../signals/signal.schema.js';
+import '../signals/aggregate.schema.js';
+import '../signals/contribution.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

@@ -10,7 +10,7 @@ import {
   type LeaveEpisode as LeaveEpisodeShape,
   type Membership,
   type MembershipWrite,
-} from './membership.repository.js';
+} from './membership.store.js';
 
 /**
  * Answers once this instance's cache reflects the write, so the caller's next signal here takes

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MembershipSync } from '../cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
-import { findMembership, type Membership } from './membership.repository.js';
+import { findMembership, type Membership } from './membership.store.js';
 
 /**
  * Live membership states for subscriptions, fed by the cluster's LISTEN/NOTIFY stream (so a change

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { ValidSignal } from './signal-input.js';
-import { ingestSignals, type StoredSignal } from './signal.repository.js';
+import { ingestSignals, type StoredSignal } from './signal.store.js';
 
 export interface SignalOutcome extends StoredSignal {
   status: 'ACTIVE' | 'LEFT';
@@ -102,7 +102,7 @@ export class SignalBatcher {
         return;
       }
       // One bad job must not fail its neighbours: retry each alone.
-      this.options.logger.warn({ err: errorMessageFor(error), jobs: jobs.length }, 'signal group failed; writing its requests one by one');
+      this.options.logger.warn({ err: error, jobs: jobs.length }, 'signal group failed; writing its requests one by one');
       await Promise.all(jobs.map((job) => this.write([job])));
     }
   }
@@ -126,8 +126,4 @@ export class SignalBatcher {
       }
     }
   }
-}
-
-function errorMessageFor(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

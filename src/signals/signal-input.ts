@@ -1,15 +1,4 @@
-import type { SignalKind } from '../db/schema.js';
-
-/** Weight of a signal when the client sends none: positive engagement counts up, rejection down. */
-export const DEFAULT_WEIGHTS: Readonly<Record<SignalKind, number>> = {
-  VIEW: 1,
-  CLICK: 2,
-  LIKE: 5,
-  SHARE: 8,
-  SAVE: 6,
-  SKIP: -1,
-  DISLIKE: -5,
-};
+import { DEFAULT_WEIGHTS, type SignalKind } from './signal-kind.js';
 
 export const MAX_ABS_WEIGHT = 1e6;
 export const MAX_ID_LENGTH = 128;

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
-import { loadConfig } from '../../src/config/config.js';
+import { loadConfig, resolveConfig } from '../../src/config/config.js';
 import { TEMPLATE_DATABASE, withDatabase } from './global-setup.js';
 
 /** A database of its own, cloned from the migrated template. */
@@ -37,7 +37,9 @@ export async function startApp(
     AUTH_JWT_SECRET: TEST_SECRET,
     ...environment,
   });
-  const app = createApp(config, options);
+  // The test secret unless the test configured another key.
+  const authKey = config.auth.key.kind === 'development' ? { kind: 'secret' as const, secret: TEST_SECRET } : config.auth.key;
+  const app = createApp(resolveConfig(config, { databaseUrl, authKey }), options);
   await app.start();
   return app;
 }

@@ -1,5 +1,12 @@
 import { sql, type Kysely } from 'kysely';
+import type { LeftUsersReader, MembershipDelta, MembershipSource } from '../cache/membership-source.js';
 import type { Database, MembershipRow, MembershipStatus } from '../db/schema.js';
+import { decodeMembershipNotification, MEMBERSHIP_CHANNEL } from './membership-notification.js';
+
+/**
+ * The one owner of the membership tables (community_membership, leave_episode, membership_clock):
+ * every query on them is here, the boundary functions they call live in src/db/sql/.
+ */
 
 export interface Membership {
   userId: string;
@@ -92,4 +99,76 @@ function toMembership(userId: string, row: MembershipRow | undefined): Membershi
   // A user with no row never left: ACTIVE.
   if (!row) return { userId, status: 'ACTIVE', leftAtNs: null, version: null };
   return { userId, status: row.status, leftAtNs: row.left_at_ns, version: row.version };
+}
+
+const RESTORE_BATCH = 50_000;
+
+/** The membership store as the cache sees it. */
+export function membershipSource(db: Kysely<Database>): MembershipSource {
+  return {
+    channel: MEMBERSHIP_CHANNEL,
+    decodeNotification: decodeMembershipNotification,
+    readLeftUsers: (reader) => readLeftUsers(db, reader),
+    readChangesSince: (version) => readChangesSince(db, version),
+  };
+}
+
+/**
+ * Streams LEFT users through a server-side cursor (a sequential scan, in batches, the next one
+ * requested before the current one is handed over) from one REPEATABLE READ snapshot.
+ */
+function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<bigint> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const { rows: head } = await sql<{ version: string; estimate: number }>`
+        SELECT version, (SELECT reltuples FROM pg_class WHERE oid = 'community_membership'::regclass) AS estimate
+          FROM membership_clock`.execute(trx);
+      reader.expect(Math.max(0, head[0]!.estimate));
+      await sql`DECLARE left_users NO SCROLL CURSOR FOR
+        SELECT user_id FROM community_membership WHERE status = 'LEFT'`.execute(trx);
+      const fetchBatch = () => sql<{ user_id: string }>`FETCH FORWARD ${sql.raw(String(RESTORE_BATCH))} FROM left_users`.execute(trx);
+      let pending = fetchBatch();
+      for (;;) {
+        const { rows } = await pending;
+        // The next batch is read and sent by PostgreSQL while this one is added.
+        if (rows.length === RESTORE_BATCH) pending = fetchBatch();
+        reader.add(rows.map((row) => row.user_id));
+        if (rows.length < RESTORE_BATCH) break;
+      }
+      return BigInt(head[0]!.version);
+    });
+}
+
+function readChangesSince(db: Kysely<Database>, since: bigint): Promise<MembershipDelta> {
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (trx) => {
+      const head = await trx
+        .selectFrom('membership_clock')
+        .select('version')
+        .select((eb) =>
+          eb
+            .selectFrom('community_membership')
+            .select(sql<string>`count(*)`.as('n'))
+            .where('status', '=', 'LEFT')
+            .as('left_count'),
+        )
+        .executeTakeFirstOrThrow();
+      const rows = await trx
+        .selectFrom('community_membership')
+        .select(['user_id', 'status', 'version'])
+        .where('version', '>', since.toString())
+        .orderBy('version')
+        .execute();
+      return {
+        version: BigInt(head.version),
+        leftCount: Number(head.left_count),
+        rows: rows.map((row) => ({ userId: row.user_id, status: row.status, version: BigInt(row.version) })),
+      };
+    });
 }

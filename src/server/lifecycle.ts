@@ -1,0 +1,27 @@
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Listens and answers with the GraphQL endpoint's URL. */
+export async function listen(server: http.Server, port: number, host: string): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${shownHost}:${address.port}/graphql`;
+}
+
+/**
+ * Stops accepting connections and lets in-flight requests finish: keep-alive connections go as
+ * soon as they are idle, busy ones after their request, and whatever remains after `timeoutMs` is cut.
+ */
+export async function drain(server: http.Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const sweeper = setInterval(() => server.closeIdleConnections(), 25);
+  const deadline = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearInterval(sweeper);
+  clearTimeout(deadline);
+}

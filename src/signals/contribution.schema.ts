@@ -1,0 +1,63 @@
+import { rules } from '../auth/rules.js';
+import { builder } from '../graphql/builder.js';
+import { badUserInput } from '../graphql/errors.js';
+import { decodeCursor, keysetPage } from '../graphql/keyset-connection.js';
+import { MAX_ID_LENGTH } from './signal-input.js';
+import { listContributions, type Contribution, type ContributionPosition } from './signal.store.js';
+
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 500;
+const INT8_MAX = 2n ** 63n - 1n;
+
+const ContributionRef = builder.objectRef<Contribution>('Contribution').implement({
+  description: 'One entry of the contributions ledger: a signal that reached a shared aggregate.',
+  fields: (t) => ({
+    signalId: t.exposeID('signalId'),
+    target: t.exposeString('target', { description: '"community" or the cohort id.' }),
+    cohortId: t.exposeID('cohortId', { nullable: true, description: 'The cohort id; null for the community aggregate.' }),
+    itemId: t.exposeID('itemId'),
+    weight: t.exposeFloat('weight'),
+    atNs: t.expose('atNs', { type: 'UInt64', description: 'Ingest time under the user lock, database clock, ns since the epoch.' }),
+  }),
+});
+
+const ContributionConnectionRef = builder.connectionObject({ type: ContributionRef, name: 'ContributionConnection' });
+
+/** The ledger's order: (at_ns, signal_id, cohort id or '' for the community entry). */
+type ContributionKey = readonly [atNs: string, signalId: string, cohortId: string];
+
+builder.queryField('communityContributions', (t) =>
+  t.field({
+    type: ContributionConnectionRef,
+    description: "The user's entries in the contributions ledger, oldest first (what a retroactive purge would remove).",
+    args: {
+      userId: t.arg({ type: 'UInt64', required: true }),
+      first: t.arg.int({ required: false, description: `Page size, 0–${MAX_PAGE} (default ${DEFAULT_PAGE}).` }),
+      after: t.arg.string({ required: false }),
+    },
+    authScopes: rules.readContributions,
+    resolve: (_root, args, { services }) => {
+      const first = args.first ?? DEFAULT_PAGE;
+      if (first < 0 || first > MAX_PAGE) throw badUserInput(`first must be between 0 and ${MAX_PAGE}`, 'first');
+      return keysetPage<Contribution, ContributionKey>({
+        first,
+        after: args.after ? decodeCursor<ContributionKey>(args.after, 'after', isContributionKey) : null,
+        keyOf: (node) => [node.atNs, node.signalId, node.cohortId ?? ''],
+        load: (after, limit) => listContributions(services.db, args.userId, after && toPosition(after), limit),
+      });
+    },
+  }),
+);
+
+function toPosition([atNs, signalId, cohortId]: ContributionKey): ContributionPosition {
+  return { atNs, signalId, cohortId };
+}
+
+function isContributionKey(parts: unknown[]): boolean {
+  const [atNs, signalId, cohortId] = parts;
+  return parts.length === 3 && isInt8(atNs) && isInt8(signalId) && typeof cohortId === 'string' && cohortId.length <= MAX_ID_LENGTH;
+}
+
+function isInt8(value: unknown): value is string {
+  return typeof value === 'string' && /^\d{1,19}$/.test(value) && BigInt(value) <= INT8_MAX;
+}
