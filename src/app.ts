@@ -9,15 +9,18 @@ import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import type { Services } from './graphql/context.js';
+import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
 import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
 import { createHttpServer } from './server/http.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './server/logger.js';
-import { createGraphQLServer, type RequestScope } from './server/yoga.js';
-import { createSettingsPage } from './settings/settings-page.js';
+import { createGraphQLWebSocket } from './server/websocket.js';
+import { createGraphQLServer, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
+import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
+import { projectRoot } from './util/project-root.js';
 
 export interface App {
   /** Migrates, restores the membership cache, then listens. Resolves when ready to serve. */
@@ -38,6 +41,8 @@ export interface AppOptions {
    * stays false). Tests use it to prove the database guard alone keeps the boundary.
    */
   membershipSync?: boolean;
+  /** Replaces the operation-limits plugin: the benchmark compares the cost model with the limits it replaced. */
+  operationLimits?: OperationLimitsPlugin;
 }
 
 /** The composition root: everything an instance owns is created here and nowhere else. */
@@ -66,13 +71,22 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const statusFeed = new MembershipStatusFeed(database.db, membership);
   const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
-  const yoga = createGraphQLServer(config, services, authenticator, requestScope);
+  const root = projectRoot();
+  const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
+  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, options.operationLimits);
+  const webSocket = createGraphQLWebSocket({
+    yoga,
+    trusted,
+    maxPayload: config.http.bodyLimitBytes,
+    allowedOrigins: config.http.corsOrigins,
+  });
   let shuttingDown = false;
   const server = createHttpServer({
     yoga,
+    webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
     metrics: metrics.registry,
-    pages: createSettingsPage({ parentOrigins: config.http.corsOrigins }),
+    pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [
@@ -99,6 +113,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdownGraceMs);
       statusFeed.close();
+      await webSocket.close();
       await drain(server, config.shutdownTimeoutMs);
       await signals.drained();
       await membership.stop();

@@ -23,7 +23,11 @@ async function main(): Promise<void> {
     logger.info({ databaseUrl: embedded.url.replace(/:[^:@/]+@/, ':***@') }, 'embedded PostgreSQL ready');
   }
   const authKey = await resolveAuthKey(config.auth, config.embeddedDataDir);
-  const app = createApp(resolveConfig(config, { databaseUrl: config.databaseUrl ?? embedded!.url, authKey }), { logger });
+  const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
+  const app = createApp(
+    resolveConfig(config, { databaseUrl: config.databaseUrl ?? embedded!.url, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
+    { logger },
+  );
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
@@ -43,18 +47,23 @@ async function main(): Promise<void> {
     throw error;
   }
   logger.info({ url: app.url, ms: Math.round(performance.now() - started) }, `community-layer ready: ${app.url}`);
-  if (authKey.kind === 'secret' && authKey.generated) await printDevelopmentTokens(authKey.secret, config);
+  if (tokens) printDevelopmentTokens(tokens);
 }
 
-/** Development only: ready-to-paste headers for GraphiQL (never logged in production). */
-async function printDevelopmentTokens(secret: string, config: Config): Promise<void> {
+/** Development only (the secret was generated locally): a user token and an all-scopes one. */
+async function developmentTokens(secret: string, config: Config): Promise<{ user: string; admin: string }> {
   const claims = { issuer: config.auth.issuer, audience: config.auth.audience };
   const user = await mintToken(secret, { sub: '42', ...claims });
   const admin = await mintToken(secret, { sub: '1', scope: `${SCOPES.admin} ${SCOPES.signalWriter}`, ...claims });
+  return { user, admin };
+}
+
+/** Ready-to-paste headers (never logged in production: there the key is configured, not generated). */
+function printDevelopmentTokens({ user, admin }: { user: string; admin: string }): void {
   console.log(
     [
       '',
-      'Development tokens (AUTH_JWT_SECRET not set; secret kept in .data/dev-jwt-secret). Paste into GraphiQL "Headers":',
+      'Development tokens (AUTH_JWT_SECRET not set; secret kept in .data/dev-jwt-secret). GraphiQL starts with the admin one; for "Headers":',
       `  user 42:  {"authorization": "Bearer ${user}"}`,
       `  admin:    {"authorization": "Bearer ${admin}"}`,
       'More: npm run token -- --sub 7 --scope "community:admin"',

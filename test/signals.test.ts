@@ -164,10 +164,10 @@ describe('signal validation writes nothing', () => {
     expect(await writtenRows()).toBe(before);
   });
 
-  it('more than 1000 signals in one call', async () => {
+  it('more than 1000 signals in one call (over the per-request budget before the per-call maximum)', async () => {
     const before = await writtenRows();
     const response = await gql(app, SIGNALS, { inputs: Array.from({ length: 1001 }, () => valid) });
-    expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'inputs' });
+    expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'REQUEST_BUDGET_EXCEEDED', requested: 1001, limit: 1000 });
     expect(await writtenRows()).toBe(before);
   });
 

@@ -58,7 +58,7 @@ const CACHE_SECONDS = 60;
  * more than the rest of a small request.
  */
 export class Authenticator {
-  private readonly verified = new Map<string, { viewer: Viewer; until: number }>();
+  private readonly verified = new Map<string, { viewer: Viewer; until: number; expiresAt: number | undefined }>();
   private readonly verification: Promise<VerificationKey>;
 
   constructor(key: VerificationKeyConfig, claims: { issuer: string | undefined; audience: string | undefined }) {
@@ -67,7 +67,9 @@ export class Authenticator {
 
   async authenticate(authorization: string | null): Promise<Authentication> {
     const cached = authorization === null ? undefined : this.verified.get(authorization);
-    if (cached && cached.until > Date.now()) return { viewer: cached.viewer, problem: null };
+    if (cached && cached.until > Date.now()) {
+      return { viewer: cached.viewer, problem: null, ...(cached.expiresAt === undefined ? {} : { expiresAt: cached.expiresAt }) };
+    }
     const result = await authenticate(authorization, await this.verification);
     if (result.viewer && authorization !== null) this.remember(authorization, result.viewer, result.expiresAt);
     return result;
@@ -76,7 +78,7 @@ export class Authenticator {
   private remember(authorization: string, viewer: Viewer, expiresAt: number | undefined): void {
     if (this.verified.size >= CACHE_ENTRIES) this.verified.delete(this.verified.keys().next().value!);
     const until = Math.min(Date.now() + CACHE_SECONDS * 1000, expiresAt === undefined ? Infinity : expiresAt * 1000);
-    this.verified.set(authorization, { viewer, until });
+    this.verified.set(authorization, { viewer, until, expiresAt });
   }
 }
 

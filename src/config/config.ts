@@ -41,6 +41,10 @@ const environmentSchema = z.object({
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).max(1000).default(30),
   GRAPHQL_MAX_TOKENS: z.coerce.number().int().min(100).max(1_000_000).default(5000),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).max(1_000_000).default(5000),
+  GRAPHQL_MAX_DIRECTIVES: z.coerce.number().int().min(1).max(1000).default(20),
+  REQUEST_MAX_SIGNALS: z.coerce.number().int().min(1).max(1_000_000).default(1000),
+  REQUEST_MAX_COHORT_ATTRIBUTIONS: z.coerce.number().int().min(0).max(32_000_000).default(32_000),
+  GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['allow', 'only']).default('allow'),
 });
 
 /** A key bearer tokens can be verified with. */
@@ -72,7 +76,15 @@ export interface Config {
     maxAliases: number;
     maxTokens: number;
     maxCost: number;
+    maxDirectives: number;
+    /**
+     * `allow`: operations by trusted-document hash and arbitrary documents; `only`: hashes of
+     * documents in the manifest only.
+     */
+    trustedDocuments: 'allow' | 'only';
   };
+  /** What one request (one operation) may write, across all its aliases and list arguments. */
+  requestBudget: { signals: number; cohortAttributions: number };
   signalBatch: { maxSize: number; concurrency: number };
   listener: {
     heartbeatMs: number;
@@ -94,10 +106,20 @@ export interface Config {
 export type AppConfig = Omit<Config, 'databaseUrl' | 'auth'> & {
   databaseUrl: string;
   auth: AuthConfig<VerificationKeyConfig>;
+  /** Pre-filled in GraphiQL; only ever set in development, when the secret was generated locally. */
+  developmentToken: string | null;
 };
 
-export function resolveConfig(config: Config, resources: { databaseUrl: string; authKey: VerificationKeyConfig }): AppConfig {
-  return { ...config, databaseUrl: resources.databaseUrl, auth: { ...config.auth, key: resources.authKey } };
+export function resolveConfig(
+  config: Config,
+  resources: { databaseUrl: string; authKey: VerificationKeyConfig; developmentToken?: string },
+): AppConfig {
+  return {
+    ...config,
+    databaseUrl: resources.databaseUrl,
+    auth: { ...config.auth, key: resources.authKey },
+    developmentToken: resources.developmentToken ?? null,
+  };
 }
 
 export class ConfigError extends Error {
@@ -138,7 +160,10 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       maxAliases: env.GRAPHQL_MAX_ALIASES,
       maxTokens: env.GRAPHQL_MAX_TOKENS,
       maxCost: env.GRAPHQL_MAX_COST,
+      maxDirectives: env.GRAPHQL_MAX_DIRECTIVES,
+      trustedDocuments: env.GRAPHQL_TRUSTED_DOCUMENTS,
     },
+    requestBudget: { signals: env.REQUEST_MAX_SIGNALS, cohortAttributions: env.REQUEST_MAX_COHORT_ATTRIBUTIONS },
     signalBatch: { maxSize: env.SIGNAL_BATCH_MAX, concurrency: env.SIGNAL_BATCH_CONCURRENCY },
     listener: {
       heartbeatMs: env.LISTENER_HEARTBEAT_MS,

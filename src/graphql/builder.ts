@@ -13,6 +13,7 @@ export const builder = new SchemaBuilder<{
   Scalars: {
     UInt64: { Input: string; Output: string };
     DateTime: { Input: Date; Output: Date | string };
+    Decimal: { Input: string; Output: string };
   };
 }>({
   plugins: [ScopeAuthPlugin, RelayPlugin],
@@ -27,9 +28,18 @@ export const builder = new SchemaBuilder<{
     clientMutationId: 'omit',
     nodeQueryOptions: false,
     nodesQueryOptions: false,
+    pageInfoTypeOptions: { description: 'Where a page of a connection sits in the whole list.' },
+    hasNextPageFieldOptions: { description: 'More items follow: ask again with `after: endCursor`.' },
+    hasPreviousPageFieldOptions: { description: 'True when the page was asked for with `after`: items precede it.' },
+    startCursorFieldOptions: { description: 'Cursor of the first item of this page; null when it is empty.' },
+    endCursorFieldOptions: { description: 'Cursor of the last item of this page; pass it as `after` for the next page.' },
+    cursorFieldOptions: { description: 'Where this item sits: pass it as `after` to continue from here.' },
+    nodeFieldOptions: { description: 'The item.' },
+    edgesFieldOptions: { description: 'The items of this page, with their cursors.' },
+    pageInfoFieldOptions: { description: 'How to ask for the next page.' },
   },
 });
 
-builder.queryType({});
-builder.mutationType({});
-builder.subscriptionType({});
+builder.queryType({ description: 'Reads: where a user stands, aggregates and the contributions ledger.' });
+builder.mutationType({ description: 'Writes: leaving, rejoining and sending signals.' });
+builder.subscriptionType({ description: 'Live updates, over server-sent events, WebSocket (graphql-ws) or multipart HTTP.' });

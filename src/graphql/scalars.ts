@@ -10,6 +10,12 @@ export class ScalarInputError extends GraphQLError {
   }
 }
 
+/**
+ * The canonical lexical form of XML Schema's unsignedLong (no sign, no leading zeros), sent as a
+ * JSON string so that no client rounds it through a double.
+ */
+const UINT64_SPECIFICATION = 'https://www.w3.org/TR/xmlschema11-2/#unsignedLong';
+
 function parseU64(value: unknown, node?: ValueNode): string {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
   if (typeof value !== 'string') {
@@ -28,6 +34,7 @@ function literalU64(node: ValueNode): string {
 
 builder.scalarType('UInt64', {
   description: `Unsigned 64-bit integer, as a decimal string: "0" … "${U64_MAX}".`,
+  specifiedByURL: UINT64_SPECIFICATION,
   serialize: (value) => value,
   parseValue: parseU64,
   parseLiteral: literalU64,
@@ -45,6 +52,7 @@ function parseDateTime(value: unknown, node?: ValueNode): Date {
 
 builder.scalarType('DateTime', {
   description: 'An instant as an RFC 3339 / ISO-8601 string in UTC, with up to nanosecond digits.',
+  specifiedByURL: 'https://scalars.graphql.org/andimarek/date-time.html',
   serialize: (value) => (value instanceof Date ? value.toISOString() : value),
   parseValue: parseDateTime,
   parseLiteral: (node) => parseDateTime(node.kind === Kind.STRING ? node.value : null, node),

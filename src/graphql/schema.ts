@@ -1,6 +1,7 @@
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import { builder } from './builder.js';
 import './scalars.js';
+import './decimal-scalar.js';
 import '../membership/membership.schema.js';
 import '../signals/signal.schema.js';
 import '../signals/aggregate.schema.js';

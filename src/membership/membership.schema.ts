@@ -26,7 +26,10 @@ async function readYourWrite(services: Services, action: 'leave' | 'rejoin', cha
 
 export const MembershipStatusEnum = builder.enumType('MembershipStatus', {
   description: 'ACTIVE: signals also feed shared aggregates. LEFT: they are kept for the user only.',
-  values: ['ACTIVE', 'LEFT'] as const,
+  values: {
+    ACTIVE: { description: 'Part of the community layer: signals also reach shared aggregates.' },
+    LEFT: { description: 'Left the community layer: signals personalize for the user only.' },
+  } as const,
 });
 
 const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').implement({
@@ -34,8 +37,14 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
   fields: (t) => ({
     leftAtNs: t.expose('leftAtNs', { type: 'UInt64', description: 'Nanoseconds since the Unix epoch, database clock.' }),
     rejoinedAtNs: t.expose('rejoinedAtNs', { type: 'UInt64', nullable: true, description: 'Null while this leave is current.' }),
-    gatedSignals: t.exposeInt('gatedSignals', {
+    gatedSignals: t.int({
       description: 'Signals the gate held back from shared aggregates from this leave until the next one.',
+      deprecationReason: 'An Int overflows past 2^31 − 1: use gatedSignalTotal.',
+      resolve: (episode) => Number(episode.gatedSignals),
+    }),
+    gatedSignalTotal: t.expose('gatedSignals', {
+      type: 'UInt64',
+      description: 'Signals the gate held back from shared aggregates from this leave until the next one (exact).',
     }),
   }),
 });
@@ -43,8 +52,8 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
 export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMembership').implement({
   description: "A user's standing in the community personalization layer.",
   fields: (t) => ({
-    userId: t.expose('userId', { type: 'UInt64' }),
-    status: t.expose('status', { type: MembershipStatusEnum }),
+    userId: t.expose('userId', { type: 'UInt64', description: 'Whose standing this is.' }),
+    status: t.expose('status', { type: MembershipStatusEnum, description: 'Whether their signals reach shared aggregates now.' }),
     leftAtNs: t.expose('leftAtNs', {
       type: 'UInt64',
       nullable: true,
@@ -107,7 +116,7 @@ builder.subscriptionField('communityLayerStatusChanged', (t) =>
   t.field({
     type: CommunityMembershipRef,
     description:
-      'The current state at once, then every change, from any instance (or SQL). Over server-sent events: POST with `Accept: text/event-stream`.',
+      'The current state at once, then every change, from any instance (or SQL). Over server-sent events (`Accept: text/event-stream`, or graphql-sse), WebSocket (graphql-ws) or multipart HTTP.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     subscribe: (_root, args, { services, viewer }) => services.statusFeed.watch(targetUser(args.userId, viewer)!),

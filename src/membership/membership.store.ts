@@ -20,8 +20,8 @@ export interface Membership {
 export interface LeaveEpisode {
   leftAtNs: string;
   rejoinedAtNs: string | null;
-  /** Signals the gate held back from this leave until the next one. */
-  gatedSignals: number;
+  /** Signals the gate held back from this leave until the next one (decimal: a count can outgrow 2^53). */
+  gatedSignals: string;
 }
 
 export interface MembershipWrite {
@@ -91,7 +91,7 @@ export async function listLeaveEpisodes(db: Kysely<Database>, userId: string): P
   return rows.map((row) => ({
     leftAtNs: row.left_at_ns,
     rejoinedAtNs: row.rejoined_at_ns,
-    gatedSignals: Number(row.gated_signals ?? 0),
+    gatedSignals: row.gated_signals ?? '0',
   }));
 }
 

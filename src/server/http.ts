@@ -1,9 +1,11 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import { withTimeout } from '../util/with-timeout.js';
-import type { RequestScope, Yoga } from './yoga.js';
+import type { GraphQLWebSocket } from './websocket.js';
+import { GRAPHQL_ENDPOINT, type RequestScope, type Yoga } from './yoga.js';
 
 export interface Probe {
   name: string;
@@ -12,6 +14,8 @@ export interface Probe {
 
 export interface HttpServerOptions {
   yoga: Yoga;
+  /** WebSocket upgrades of the GraphQL endpoint (graphql-ws). */
+  webSocket: GraphQLWebSocket;
   requestScope: AsyncLocalStorage<RequestScope>;
   readiness: Probe[];
   bodyLimitBytes: number;
@@ -23,9 +27,9 @@ export interface HttpServerOptions {
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** /graphql (Yoga), /healthz (process up), /readyz (able to serve correctly). */
+/** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly). */
 export function createHttpServer(options: HttpServerOptions): http.Server {
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
@@ -40,6 +44,13 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
     options.requestScope.run({ requestId }, () => void options.yoga(req, res, { requestId }));
   });
+  server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const refusal = path !== GRAPHQL_ENDPOINT ? '404 Not Found' : options.isShuttingDown() ? '503 Service Unavailable' : null;
+    if (!refusal) return options.webSocket.handleUpgrade(req, socket, head);
+    socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
+  return server;
 }
 
 /** Bodies are refused before they are read: too large, or of unknown length (chunked). */

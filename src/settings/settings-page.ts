@@ -1,21 +1,21 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectRoot } from '../util/project-root.js';
 
-/** The compiled page script (`npm run build:page`), found from the project root in src and dist alike. */
+/** The page's operations: it sends their trusted-document hashes, never their text. */
+export const SETTINGS_OPERATIONS_FILE = 'src/settings/client/operations.graphql';
+
+/** The compiled page script (`npm run build:page`). */
 function scriptPath(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return path.join(dir, 'dist', 'public', 'settings.js');
+  return path.join(projectRoot(), 'dist', 'public', 'settings.js');
 }
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
-function html(parentOrigins: string[]): string {
+function html(parentOrigins: string[], documents: Record<string, string>): string {
   return `<!doctype html>
-<html lang="en" data-api="/graphql" data-parent-origins="${escapeAttribute(parentOrigins.join(' '))}">
+<html lang="en" data-api="/graphql" data-parent-origins="${escapeAttribute(parentOrigins.join(' '))}" data-documents="${escapeAttribute(JSON.stringify(documents))}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -90,8 +90,8 @@ function html(parentOrigins: string[]): string {
  * Serves /settings and its script. The page may be framed only by the allowed origins, which are
  * also the only ones whose postMessage it takes a token from.
  */
-export function createSettingsPage(options: { parentOrigins: string[] }) {
-  const page = html(options.parentOrigins);
+export function createSettingsPage(options: { parentOrigins: string[]; documents: Record<string, string> }) {
+  const page = html(options.parentOrigins, options.documents);
   const security = {
     'content-security-policy': `default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'self' ${options.parentOrigins.join(' ')}`.trim(),
     'x-content-type-options': 'nosniff',

@@ -12,16 +12,19 @@ const INT8_MAX = 2n ** 63n - 1n;
 const ContributionRef = builder.objectRef<Contribution>('Contribution').implement({
   description: 'One entry of the contributions ledger: a signal that reached a shared aggregate.',
   fields: (t) => ({
-    signalId: t.exposeID('signalId'),
+    signalId: t.exposeID('signalId', { description: 'The forwarded signal.' }),
     target: t.exposeString('target', { description: '"community" or the cohort id.' }),
     cohortId: t.exposeID('cohortId', { nullable: true, description: 'The cohort id; null for the community aggregate.' }),
-    itemId: t.exposeID('itemId'),
-    weight: t.exposeFloat('weight'),
+    itemId: t.exposeID('itemId', { description: 'The item the signal was about.' }),
+    weight: t.exposeFloat('weight', { description: 'What it added to the aggregate (6 decimals at most).' }),
     atNs: t.expose('atNs', { type: 'UInt64', description: 'Ingest time under the user lock, database clock, ns since the epoch.' }),
   }),
 });
 
-const ContributionConnectionRef = builder.connectionObject({ type: ContributionRef, name: 'ContributionConnection' });
+const ContributionConnectionRef = builder.connectionObject(
+  { type: ContributionRef, name: 'ContributionConnection', description: 'A page of contributions, oldest first.' },
+  { description: 'A contribution and its cursor.' },
+);
 
 /** The ledger's order: (at_ns, signal_id, cohort id or '' for the community entry). */
 type ContributionKey = readonly [atNs: string, signalId: string, cohortId: string];
@@ -31,10 +34,11 @@ builder.queryField('communityContributions', (t) =>
     type: ContributionConnectionRef,
     description: "The user's entries in the contributions ledger, oldest first (what a retroactive purge would remove).",
     args: {
-      userId: t.arg({ type: 'UInt64', required: true }),
+      userId: t.arg({ type: 'UInt64', required: true, description: 'Whose contributions.' }),
       first: t.arg.int({ required: false, description: `Page size, 0–${MAX_PAGE} (default ${DEFAULT_PAGE}).` }),
-      after: t.arg.string({ required: false }),
+      after: t.arg.string({ required: false, description: 'Continue after this cursor (`pageInfo.endCursor` of the previous page).' }),
     },
+    extensions: { cost: { listSize: ({ first }) => first ?? DEFAULT_PAGE } },
     authScopes: rules.readContributions,
     resolve: (_root, args, { services }) => {
       const first = args.first ?? DEFAULT_PAGE;

@@ -3,20 +3,36 @@ import { builder } from '../graphql/builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import { MembershipStatusEnum } from '../membership/membership.schema.js';
 import type { SignalOutcome } from './signal-batcher.js';
-import { MAX_ABS_WEIGHT } from './signal-input.js';
-import { DEFAULT_WEIGHTS, SIGNAL_KINDS } from './signal-kind.js';
+import { MAX_ABS_WEIGHT, type SignalInput } from './signal-input.js';
+import { DEFAULT_WEIGHTS, type SignalKind } from './signal-kind.js';
 import { validatedSignals } from './signal-validation.js';
 
 export const MAX_SIGNALS_PER_CALL = 1000;
+
+const KIND_VALUES = {
+  VIEW: { description: 'Saw the item.' },
+  CLICK: { description: 'Opened the item.' },
+  LIKE: { description: 'Liked the item.' },
+  SHARE: { description: 'Shared the item.' },
+  SAVE: { description: 'Saved the item for later.' },
+  SKIP: { description: 'Passed over the item.' },
+  DISLIKE: { description: 'Disliked the item.' },
+} as const satisfies Record<SignalKind, { description: string }>;
+
+/** Cohort aggregates a signal can reach, for the request budget (the gate may reach fewer). */
+function distinctCohorts(input: SignalInput): number {
+  return new Set(input.context?.cohortIds ?? []).size;
+}
 
 const SignalKindEnum = builder.enumType('SignalKind', {
   description: `Kind of engagement. Default weights: ${Object.entries(DEFAULT_WEIGHTS)
     .map(([kind, weight]) => `${kind} ${weight}`)
     .join(', ')}.`,
-  values: SIGNAL_KINDS,
+  values: KIND_VALUES,
 });
 
 const SignalContextInput = builder.inputType('SignalContext', {
+  description: 'Where a signal happened: the cohorts it counts for, and the surface.',
   fields: (t) => ({
     cohortIds: t.idList({ required: false, description: 'Cohorts to attribute to (deduplicated; at most 32; 1–128 characters each).' }),
     surface: t.string({ required: false, description: 'Where the engagement happened (for the personal record only).' }),
@@ -24,10 +40,11 @@ const SignalContextInput = builder.inputType('SignalContext', {
 });
 
 const SignalInputRef = builder.inputType('SignalInput', {
+  description: 'One engagement of one user with one item.',
   fields: (t) => ({
-    userId: t.field({ type: 'UInt64', required: true }),
+    userId: t.field({ type: 'UInt64', required: true, description: 'Whose engagement (the owner of the signal).' }),
     itemId: t.id({ required: true, description: '1–128 characters.' }),
-    kind: t.field({ type: SignalKindEnum, required: true }),
+    kind: t.field({ type: SignalKindEnum, required: true, description: 'What the user did.' }),
     weight: t.float({
       required: false,
       description: `Finite, |weight| ≤ ${MAX_ABS_WEIGHT}, kept to 6 decimals. Default per kind (see SignalKind).`,
@@ -37,13 +54,14 @@ const SignalInputRef = builder.inputType('SignalInput', {
       required: false,
       description: "The client's event time: stored, never used for the boundary (that is the server's ingest time).",
     }),
-    context: t.field({ type: SignalContextInput, required: false }),
+    context: t.field({ type: SignalContextInput, required: false, description: 'Cohorts and surface; none: the community aggregate only.' }),
   }),
 });
 
 const SignalResultRef = builder.objectRef<SignalOutcome>('SignalResult').implement({
+  description: 'What became of one signal: always stored, forwarded only if its owner is ACTIVE.',
   fields: (t) => ({
-    signalId: t.exposeID('signalId'),
+    signalId: t.exposeID('signalId', { description: 'The stored signal.' }),
     status: t.expose('status', { type: MembershipStatusEnum, description: "The gate's decision." }),
     forwarded: t.exposeBoolean('forwarded', { description: 'Reached the community aggregate.' }),
     cohortsAttributed: t.exposeInt('cohortsAttributed', { description: 'Cohort aggregates it reached.' }),
@@ -54,7 +72,8 @@ builder.mutationField('signal', (t) =>
   t.field({
     type: SignalResultRef,
     description: 'Stores the signal for its owner; forwards it to shared aggregates only if the owner is ACTIVE.',
-    args: { input: t.arg({ type: SignalInputRef, required: true }) },
+    args: { input: t.arg({ type: SignalInputRef, required: true, description: 'The signal.' }) },
+    extensions: { cost: { writes: ({ input }) => ({ signals: 1, cohortAttributions: distinctCohorts(input) }) } },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
     resolve: async (_root, { input }, { services }) => {
       const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics));
@@ -67,7 +86,13 @@ builder.mutationField('signals', (t) =>
   t.field({
     type: [SignalResultRef],
     description: `Up to ${MAX_SIGNALS_PER_CALL} signals in one database round trip; same validation and gate per signal. Any invalid input rejects the whole call.`,
-    args: { inputs: t.arg({ type: [SignalInputRef], required: true }) },
+    args: { inputs: t.arg({ type: [SignalInputRef], required: true, description: `1 to ${MAX_SIGNALS_PER_CALL} signals.` }) },
+    extensions: {
+      cost: {
+        listSize: ({ inputs }) => inputs.length,
+        writes: ({ inputs }) => ({ signals: inputs.length, cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0) }),
+      },
+    },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
     resolve: async (_root, { inputs }, { services }) => {
       if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) {
@@ -82,7 +107,7 @@ builder.mutationField('validateSignal', (t) =>
   t.field({
     type: 'Boolean',
     description: 'Checks a signal exactly as `signal` would (validation and authorization) without storing it.',
-    args: { input: t.arg({ type: SignalInputRef, required: true }) },
+    args: { input: t.arg({ type: SignalInputRef, required: true, description: 'The signal to check.' }) },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
     resolve: (_root, { input }, { services }) => validatedSignals([input], () => 'input', services.metrics, 0).length === 1,
   }),

@@ -60,8 +60,9 @@ export async function ingestSignals(db: Kysely<Database>, group: readonly GatedS
 
 export interface ItemAggregate {
   itemId: string;
-  signalCount: number;
-  weightSum: number;
+  /** Decimal strings: exact at any size. */
+  signalTotal: string;
+  weightMicros: string;
 }
 
 export interface Contribution {
@@ -134,5 +135,5 @@ export async function listContributions(
 }
 
 function toAggregate(itemId: string, row: { count: string; weight: string }): ItemAggregate {
-  return { itemId, signalCount: Number(row.count), weightSum: Number(row.weight) / WEIGHT_SCALE };
+  return { itemId, signalTotal: row.count, weightMicros: row.weight };
 }

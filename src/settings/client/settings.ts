@@ -8,7 +8,8 @@ interface Episode {
   leftAtNs: string;
   leftAt: string | null;
   rejoinedAtNs: string | null;
-  gatedSignals: number;
+  /** A decimal string: exact at any size. */
+  gatedSignalTotal: string;
 }
 
 interface Membership {
@@ -33,11 +34,19 @@ class ApiError extends Error {
   }
 }
 
-const FIELDS = 'userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }';
+type Operation = 'SettingsLeave' | 'SettingsRejoin' | 'SettingsWatch';
+
 const TOKEN_KEY = 'community-layer-token';
 const root = document.documentElement;
 const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
 const parentOrigins = (root.dataset['parentOrigins'] ?? '').split(' ').filter(Boolean);
+/** Operation name → trusted-document hash (operations.graphql, hashed at build time; the server fills this in). */
+const documents = JSON.parse(root.dataset['documents'] ?? '{}') as Partial<Record<Operation, string>>;
+
+/** A request body naming a trusted document by its hash instead of sending its text. */
+function operationBody(name: Operation): string {
+  return JSON.stringify({ operationName: name, extensions: { persistedQuery: { version: 1, sha256Hash: documents[name] } } });
+}
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const view = {
@@ -96,7 +105,7 @@ function historyRow(episode: Episode): HTMLTableRowElement {
   const cells = [
     timeElement(episode.leftAtNs, null),
     episode.rejoinedAtNs ? timeElement(episode.rejoinedAtNs, null) : 'still away',
-    String(episode.gatedSignals),
+    episode.gatedSignalTotal,
   ];
   for (const content of cells) {
     const cell = document.createElement('td');
@@ -120,13 +129,13 @@ function explain(error: unknown): string {
   return 'Cannot reach the service. Check your connection; the page retries by itself.';
 }
 
-async function request(query: string): Promise<Membership> {
+async function request(operation: Operation): Promise<Membership> {
   let response: Response;
   try {
     response = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query }),
+      body: operationBody(operation),
     });
   } catch {
     throw new ApiError('network', 'NETWORK');
@@ -139,10 +148,10 @@ async function request(query: string): Promise<Membership> {
   return result;
 }
 
-async function act(query: string, button: HTMLButtonElement, focusAfter: () => HTMLElement): Promise<void> {
+async function act(operation: Operation, button: HTMLButtonElement, focusAfter: () => HTMLElement): Promise<void> {
   button.disabled = true;
   try {
-    render(await request(query));
+    render(await request(operation));
     showError(null);
     focusAfter().focus();
   } catch (error) {
@@ -164,7 +173,7 @@ async function follow(): Promise<void> {
       method: 'POST',
       signal: controller.signal,
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query: `subscription { communityLayerStatusChanged { ${FIELDS} } }` }),
+      body: operationBody('SettingsWatch'),
     });
     if (!response.ok || !response.body) throw new ApiError(`HTTP ${response.status}`, 'ERROR');
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -232,12 +241,12 @@ function initialToken(): string | null {
 view.leave.addEventListener('click', () => view.confirm.showModal());
 view.confirm.addEventListener('close', () => {
   if (view.confirm.returnValue === 'confirm') {
-    void act(`mutation { leaveCommunityLayer { ${FIELDS} } }`, view.leave, () => view.rejoin);
+    void act('SettingsLeave', view.leave, () => view.rejoin);
   } else {
     view.leave.focus();
   }
 });
-view.rejoin.addEventListener('click', () => void act(`mutation { rejoinCommunityLayer { ${FIELDS} } }`, view.rejoin, () => view.leave));
+view.rejoin.addEventListener('click', () => void act('SettingsRejoin', view.rejoin, () => view.leave));
 view.tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();
   if (view.tokenInput.value.trim()) useToken(view.tokenInput.value);

@@ -1,0 +1,143 @@
+import {
+  getArgumentValues,
+  getNamedType,
+  getNullableType,
+  getOperationAST,
+  getVariableValues,
+  isCompositeType,
+  isInterfaceType,
+  isListType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import { COST_EXTENSION, type FieldCost, type Writes } from './field-cost.js';
+
+/** Items assumed for a list whose size no argument states (e.g. a membership's history). */
+export const DEFAULT_LIST_SIZE = 20;
+
+export interface Measure extends Writes {
+  /** Objects the response can hold: every object-typed field once per item of its list. */
+  cost: number;
+}
+
+const NOTHING: Measure = { cost: 0, signals: 0, cohortAttributions: 0 };
+
+/**
+ * The one cost model: what an operation can return (`cost`) and write (`signals`,
+ * `cohortAttributions`), from its document and its coerced variables, so `first: $n` counts like
+ * `first: 500` and a 1000-entry `$inputs` like a 1000-entry literal. Every alias and every fragment
+ * spread counts, as each one executes.
+ *
+ * - An object-typed field costs 1 per object; scalar and enum fields cost nothing.
+ * - A list multiplies its selection by its size: the field's `listSize`, else the `listSize` of the
+ *   field around it (a connection's `first` sizes its `edges`), else DEFAULT_LIST_SIZE.
+ * - Introspection (`__schema`, `__type`) is not counted: it is bounded by the schema, and held by
+ *   the depth and alias limits (and off in production).
+ *
+ * Returns null when the operation cannot run at all (unknown operation name, variables that fail
+ * coercion): execution reports that before anything resolves.
+ */
+export function measureOperation(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  rawVariables: Record<string, unknown> | null | undefined,
+): Measure | null {
+  const operation = getOperationAST(document, operationName);
+  const root = operation && schema.getRootType(operation.operation);
+  if (!operation || !root) return null;
+  const variables = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {}, { maxErrors: 1 });
+  if (variables.errors) return null;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  return new CostWalk(schema, fragments, variables.coerced).selection(operation.selectionSet, root, undefined);
+}
+
+class CostWalk {
+  /** Per fragment and inherited list size: a fragment spread many times is measured once. */
+  private readonly fragmentMeasures = new Map<string, Measure>();
+
+  constructor(
+    private readonly schema: GraphQLSchema,
+    private readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+    private readonly variables: Record<string, unknown>,
+  ) {}
+
+  selection(selectionSet: SelectionSetNode, type: GraphQLCompositeType, inheritedSize: number | undefined): Measure {
+    let total = NOTHING;
+    for (const selection of selectionSet.selections) {
+      let part: Measure;
+      if (selection.kind === Kind.FIELD) {
+        part = this.field(selection, type, inheritedSize);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        part = this.selection(selection.selectionSet, this.conditionType(selection.typeCondition?.name.value) ?? type, inheritedSize);
+      } else {
+        part = this.fragment(selection.name.value, inheritedSize);
+      }
+      total = add(total, part, 1);
+    }
+    return total;
+  }
+
+  private fragment(name: string, inheritedSize: number | undefined): Measure {
+    const key = `${name}\u0000${inheritedSize ?? ''}`;
+    const known = this.fragmentMeasures.get(key);
+    if (known) return known;
+    const fragment = this.fragments.get(name);
+    const type = fragment && this.conditionType(fragment.typeCondition.name.value);
+    // Validation already refused unknown fragments and cycles; the guard keeps this total.
+    this.fragmentMeasures.set(key, NOTHING);
+    const measure = fragment && type ? this.selection(fragment.selectionSet, type, inheritedSize) : NOTHING;
+    this.fragmentMeasures.set(key, measure);
+    return measure;
+  }
+
+  private field(node: FieldNode, parent: GraphQLCompositeType, inheritedSize: number | undefined): Measure {
+    if (node.name.value.startsWith('__')) return NOTHING;
+    const definition = isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[node.name.value] : undefined;
+    if (!definition) return NOTHING;
+    const declaration = definition.extensions?.[COST_EXTENSION] as FieldCost<Record<string, unknown>> | undefined;
+    let args: Record<string, unknown> = {};
+    if (declaration) {
+      try {
+        args = getArgumentValues(definition, node, this.variables);
+      } catch {
+        // Arguments that fail coercion fail the field before its resolver runs: it costs nothing.
+        return NOTHING;
+      }
+    }
+    const declaredSize = size(declaration?.listSize?.(args));
+    const isList = isListType(getNullableType(definition.type));
+    const items = isList ? (declaredSize ?? inheritedSize ?? DEFAULT_LIST_SIZE) : 1;
+    const type = getNamedType(definition.type);
+    const composite = isCompositeType(type);
+    const below = composite && node.selectionSet ? this.selection(node.selectionSet, type, isList ? undefined : declaredSize) : NOTHING;
+    const own = declaration?.writes?.(args) ?? NOTHING;
+    return add({ cost: 0, signals: own.signals, cohortAttributions: own.cohortAttributions }, { ...below, cost: below.cost + (composite ? 1 : 0) }, items);
+  }
+
+  private conditionType(name: string | undefined): GraphQLCompositeType | undefined {
+    const type = name === undefined ? undefined : this.schema.getType(name);
+    return type && isCompositeType(type) ? type : undefined;
+  }
+}
+
+function size(value: number | undefined): number | undefined {
+  return value === undefined || !Number.isFinite(value) ? undefined : Math.max(0, value);
+}
+
+function add(base: Measure, part: Measure, times: number): Measure {
+  return {
+    cost: base.cost + times * part.cost,
+    signals: base.signals + times * part.signals,
+    cohortAttributions: base.cohortAttributions + times * part.cohortAttributions,
+  };
+}

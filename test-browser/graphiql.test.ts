@@ -1,0 +1,62 @@
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../src/app.js';
+import { loadConfig, resolveConfig } from '../src/config/config.js';
+import { freshDatabase, gql, TEST_SECRET, token } from '../test/support/harness.js';
+
+let app: App;
+let browser: Browser;
+let context: BrowserContext;
+/** Every request the page tried to send anywhere but the server under test. */
+const blocked: string[] = [];
+
+beforeAll(async () => {
+  const databaseUrl = await freshDatabase();
+  const config = loadConfig({ NODE_ENV: 'development', PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET });
+  // As `npm start` does in development: GraphiQL gets the all-scopes token.
+  const developmentToken = await token('1', 'community:admin signals:write');
+  app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: TEST_SECRET }, developmentToken }));
+  await app.start();
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+  });
+  context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  // Offline, or behind a proxy that lets nothing out: only the server itself answers.
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === '127.0.0.1') return route.continue();
+    blocked.push(url.toString());
+    return route.abort('internetdisconnected');
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+describe('GraphiQL', () => {
+  it('loads with no network but the server, opens on the README operations, and runs a live subscription', async () => {
+    const page = await context.newPage();
+    await page.goto(app.url);
+    const editor = page.locator('.graphiql-query-editor');
+    await editor.getByText('subscription Watch').waitFor();
+    await expect(page.locator('.graphiql-editor-tool, .graphiql-editors').first().isVisible()).resolves.toBe(true);
+
+    // Run the Watch subscription from the default document, with the pre-filled development token.
+    await page.locator('.graphiql-execute-button').click();
+    await page.getByRole('menuitem', { name: 'Watch' }).click();
+    const response = page.locator('.graphiql-response');
+    await response.getByText('"ACTIVE"').waitFor();
+
+    await gql(app, 'mutation { leaveCommunityLayer(userId: "42") { status } }');
+    await response.getByText('"LEFT"').waitFor();
+    await gql(app, 'mutation { rejoinCommunityLayer(userId: "42") { status } }');
+    await response.getByText('"ACTIVE"').waitFor();
+
+    expect(blocked).toEqual([]);
+    await page.close();
+  });
+});
