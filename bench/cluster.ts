@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createApp, type App } from '../src/app.js';
+import { createApp, type App, type AppOptions } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
 import { loadConfig, resolveConfig } from '../src/config/config.js';
 import { connectDatabase } from '../src/db/database.js';
@@ -21,7 +21,7 @@ const SECRET = randomBytes(32).toString('base64url');
 export interface Cluster {
   token: string;
   freshDatabase(): Promise<string>;
-  startApp(databaseUrl: string): Promise<App>;
+  startApp(databaseUrl: string, options?: AppOptions): Promise<App>;
   stopApp(app: App): Promise<void>;
   sqlClient(databaseUrl: string): Promise<pg.Client>;
   endCase(): Promise<void>;
@@ -54,9 +54,9 @@ export async function startCluster(): Promise<Cluster> {
       await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`);
       return withDatabase(embedded.url, name);
     },
-    async startApp(databaseUrl) {
+    async startApp(databaseUrl, options = {}) {
       const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent' });
-      const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: SECRET } }));
+      const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: SECRET } }), options);
       apps.add(app);
       await app.start();
       return app;

@@ -2,6 +2,7 @@ import { loadavg } from 'node:os';
 import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
+import { costModel } from './cases/cost-model.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
@@ -44,7 +45,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, costModel];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
 const sizes = SIZES[mode];

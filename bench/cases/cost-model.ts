@@ -1,0 +1,75 @@
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { parse } from 'graphql';
+import { measureOperation } from '../../src/graphql/limits/cost-model.js';
+import type { OperationLimits } from '../../src/graphql/limits/operation-limits.js';
+import { schema } from '../../src/graphql/schema.js';
+import type { Case } from '../case.js';
+import { num, rate } from '../format.js';
+import { httpLoad, interleave } from '../load.js';
+import { prepareSignalCase } from '../signal-setup.js';
+import { body, SIGNAL, SIGNALS } from '../workload.js';
+
+const LABEL = '7. signal: cost model vs previous limits';
+
+/**
+ * `signal` one per request on two instances of the same build over the same database: one with
+ * the cost model (variables, list sizes, the per-request write budget), one with the limits it
+ * replaced (GraphQL Armor: depth, aliases, tokens, directives and a literal-only cost, which Yoga's
+ * validation cache made free after the first request). Rounds alternate. The details add the
+ * in-process time of one cost measurement, for `signal` and for a 1000-input `signals`.
+ */
+export const costModel: Case = {
+  labels: [LABEL],
+  async run(cluster, sizes) {
+    const { url, app, workload } = await prepareSignalCase(cluster, sizes);
+    const previous = await cluster.startApp(url, { operationLimits: previousLimits });
+    const inputs = Array.from({ length: sizes.bodies }, () => workload.nextSignal());
+    const bodies = inputs.map((input) => body(SIGNAL, { input }));
+    const seconds = sizes.durationSec / sizes.rounds;
+    const load = (target: typeof app, durationSec: number) => () =>
+      httpLoad({ url: target.url, token: cluster.token, bodies, connections: sizes.connections, durationSec });
+
+    await interleave([load(previous, sizes.warmupSec), load(app, sizes.warmupSec)], 1);
+    const [before, now] = await interleave([load(previous, seconds), load(app, seconds)], sizes.rounds);
+
+    const single = microseconds(SIGNAL, { input: inputs[0] });
+    const batch = microseconds(SIGNALS, { inputs: inputs.slice(0, 1000) });
+    const ratio = now.perSecond / before.perSecond;
+    return [
+      {
+        case: LABEL,
+        figure: `cost model ${rate(now, 'signals')}; measuring one signal ${num(single, 1)} µs`,
+        ceiling: `previous limits ${rate(before, 'signals')}`,
+        ratio,
+        target: '≥ 0.95',
+        met: ratio >= 0.95,
+        details: { costModel: now, previousLimits: before, measureSignalUs: single, measureSignals1000Us: batch, rounds: sizes.rounds },
+      },
+    ];
+  },
+};
+
+/** The limits as they were configured before the cost model (src/server/yoga.ts at the parent commit). */
+function previousLimits(limits: OperationLimits) {
+  return EnvelopArmorPlugin({
+    maxDepth: { n: limits.maxDepth },
+    maxAliases: { n: limits.maxAliases },
+    maxTokens: { n: limits.maxTokens },
+    maxDirectives: { n: 20 },
+    costLimit: { maxCost: limits.maxCost },
+    blockFieldSuggestion: { enabled: false },
+  });
+}
+
+/** Median µs of one `measureOperation` (variables coerced, every field costed), after a warm-up. */
+function microseconds(query: string, variables: Record<string, unknown>): number {
+  const document = parse(query);
+  const times: number[] = [];
+  for (let i = 0; i < 2_000; i++) {
+    const started = process.hrtime.bigint();
+    if (!measureOperation(schema, document, null, variables)) throw new Error('the operation did not measure');
+    if (i >= 200) times.push(Number(process.hrtime.bigint() - started) / 1000);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
