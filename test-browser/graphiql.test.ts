@@ -40,6 +40,8 @@ afterAll(async () => {
 describe('GraphiQL', () => {
   it('loads with no network but the server, opens on the README operations, and runs a live subscription', async () => {
     const page = await context.newPage();
+    // The page inlines ~9 MB of GraphiQL: on a busy machine it takes a while to come up.
+    page.setDefaultTimeout(90_000);
     await page.goto(app.url);
     const editor = page.locator('.graphiql-query-editor');
     await editor.getByText('subscription Watch').waitFor();
@@ -58,5 +60,5 @@ describe('GraphiQL', () => {
 
     expect(blocked).toEqual([]);
     await page.close();
-  });
+  }, 180_000);
 });
