@@ -159,28 +159,20 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.community_user_bucket(p_user u64)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT (community_user_key(p_user) & 63)::int4
+$function$;
+
 CREATE OR REPLACE FUNCTION public.community_user_key(p_user u64)
  RETURNS bigint
  LANGUAGE sql
  IMMUTABLE
 AS $function$
   SELECT (p_user - 9223372036854775808)::int8
-$function$;
-
-CREATE OR REPLACE FUNCTION public.community_user_lock_hi(p_key bigint)
- RETURNS integer
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT (p_key >> 32)::int4
-$function$;
-
-CREATE OR REPLACE FUNCTION public.community_user_lock_lo(p_key bigint)
- RETURNS integer
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT ((p_key & 4294967295) - 2147483648)::int4
 $function$;
 
 CREATE OR REPLACE FUNCTION public.ingest_signals(p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[], p_occurred_at timestamp with time zone[], p_surfaces text[], p_gate_open boolean[], p_cohort_ords integer[], p_cohort_ids text[])
@@ -192,11 +184,11 @@ DECLARE
   v_shard int2 := (pg_backend_pid() % 32)::int2;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock_shared(community_user_lock_hi(k.key), community_user_lock_lo(k.key))
-     FROM (SELECT DISTINCT community_user_key(g.u::u64) AS key
-             FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
-            WHERE g.open
-            ORDER BY 1) AS k;
+  PERFORM lock_community_buckets(ARRAY(
+    SELECT DISTINCT community_user_bucket(g.u::u64)
+      FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
+     WHERE g.open
+     ORDER BY 1), true);
   v_now := now_ns();
   RETURN QUERY
   WITH input AS (
@@ -254,7 +246,7 @@ DECLARE
   v_left_at bigint;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
   IF changed THEN
@@ -269,6 +261,23 @@ BEGIN
   status := m.status;
   left_at_ns := m.left_at_ns;
   version := m.version;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.lock_community_buckets(p_buckets integer[], p_shared boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_bucket int4;
+BEGIN
+  FOREACH v_bucket IN ARRAY p_buckets LOOP
+    IF p_shared THEN
+      PERFORM pg_advisory_xact_lock_shared(1129073004, v_bucket);
+    ELSE
+      PERFORM pg_advisory_xact_lock(1129073004, v_bucket);
+    END IF;
+  END LOOP;
 END
 $function$;
 
@@ -295,7 +304,7 @@ DECLARE
   v_rejoined_at bigint;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := coalesce(m.status = 'LEFT', false);
   IF changed THEN

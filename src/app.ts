@@ -45,7 +45,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
-  const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
+  const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger, limits: config.database });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
     connectionString: config.databaseUrl,
@@ -62,6 +62,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     isLeft: (userId) => membership.cache.isLeft(userId),
     maxBatchSize: config.signalBatch.maxSize,
     concurrency: config.signalBatch.concurrency,
+    maxQueued: config.signalBatch.maxQueued,
   });
   const statusFeed = new MembershipStatusFeed(database.db, membership);
   const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };

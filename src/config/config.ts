@@ -19,6 +19,12 @@ const environmentSchema = z.object({
   GRAPHIQL: booleanFlag.optional(),
   SIGNAL_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(256),
   SIGNAL_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
+  DB_ACQUIRE_TIMEOUT_MS: milliseconds.default(2_000),
+  DB_STATEMENT_TIMEOUT_MS: milliseconds.default(15_000),
+  DB_LOCK_TIMEOUT_MS: milliseconds.default(5_000),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: milliseconds.default(15_000),
+  RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(1),
   LISTENER_HEARTBEAT_MS: milliseconds.default(10_000),
   LISTENER_HEARTBEAT_TIMEOUT_MS: milliseconds.default(5_000),
   LISTENER_BACKOFF_MIN_MS: milliseconds.default(100),
@@ -62,6 +68,10 @@ export interface Config {
   databaseUrl: string | undefined;
   embeddedDataDir: string;
   poolMax: number;
+  /** Session limits of every pooled connection, and how long a request may wait for one. */
+  database: { acquireTimeoutMs: number; statementTimeoutMs: number; lockTimeoutMs: number; idleInTransactionTimeoutMs: number };
+  /** What a 503 (database unavailable, overload) tells clients to wait. */
+  retryAfterSeconds: number;
   logLevel: string;
   graphql: {
     graphiql: boolean;
@@ -73,7 +83,8 @@ export interface Config {
     maxTokens: number;
     maxCost: number;
   };
-  signalBatch: { maxSize: number; concurrency: number };
+  /** Group commit: group size, groups in flight, and the most signals waiting before requests are shed. */
+  signalBatch: { maxSize: number; concurrency: number; maxQueued: number };
   listener: {
     heartbeatMs: number;
     heartbeatTimeoutMs: number;
@@ -129,6 +140,13 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     databaseUrl: env.DATABASE_URL,
     embeddedDataDir: env.EMBEDDED_PG_DIR,
     poolMax: env.DB_POOL_MAX,
+    database: {
+      acquireTimeoutMs: env.DB_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
+    retryAfterSeconds: env.RETRY_AFTER_SECONDS,
     logLevel: env.LOG_LEVEL,
     graphql: {
       graphiql: env.GRAPHIQL ?? !production,
@@ -139,7 +157,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       maxTokens: env.GRAPHQL_MAX_TOKENS,
       maxCost: env.GRAPHQL_MAX_COST,
     },
-    signalBatch: { maxSize: env.SIGNAL_BATCH_MAX, concurrency: env.SIGNAL_BATCH_CONCURRENCY },
+    signalBatch: { maxSize: env.SIGNAL_BATCH_MAX, concurrency: env.SIGNAL_BATCH_CONCURRENCY, maxQueued: env.SIGNAL_QUEUE_MAX },
     listener: {
       heartbeatMs: env.LISTENER_HEARTBEAT_MS,
       heartbeatTimeoutMs: env.LISTENER_HEARTBEAT_TIMEOUT_MS,

@@ -42,8 +42,6 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     postgresFlags: [
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'unix_socket_directories=',
-      // A signal batch holds one shared advisory lock per distinct user (up to 1000).
-      '-c', 'max_locks_per_transaction=1024',
     ],
     onLog: options.log,
     onError: (error) => options.log(String(error)),

@@ -19,6 +19,8 @@ export interface Services {
 
 export interface GraphQLContext {
   services: Services;
+  /** The HTTP request; its signal aborts when the client disconnects. */
+  request: Request;
   requestId: string;
   /** The verified caller, or null (then `authProblem` says why). */
   viewer: Viewer | null;

@@ -25,6 +25,16 @@ export class Metrics {
     labelNames: ['action', 'result'] as const,
     registers: [this.registry],
   });
+  readonly shedRequests = new Counter({
+    name: 'community_signal_requests_shed_total',
+    help: 'Signal requests refused at once (503 OVERLOADED) because the signal queue was full.',
+    registers: [this.registry],
+  });
+  readonly abandonedSignals = new Counter({
+    name: 'community_signals_abandoned_total',
+    help: 'Signals dropped unwritten because their client disconnected while they were queued.',
+    registers: [this.registry],
+  });
   readonly operationDuration = new Histogram({
     name: 'graphql_operation_duration_seconds',
     help: 'GraphQL execution time by operation name and type.',
@@ -35,6 +45,18 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The signal queue's depth, read when scraped. */
+  observeSignalQueue(depth: () => number): void {
+    new Gauge({
+      name: 'community_signal_queue_depth',
+      help: 'Signals waiting for a group commit on this instance.',
+      registers: [this.registry],
+      collect() {
+        this.set(depth());
+      },
+    });
   }
 
   /** Gauges and counters read from the sync layer and the pool when scraped. */

@@ -4,11 +4,14 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from '../auth/authenticate.js';
-import type { Config } from '../config/config.js';
+import type { AppConfig } from '../config/config.js';
 import type { GraphQLContext, Services } from '../graphql/context.js';
+import { isTransientDatabaseError } from '../db/database-errors.js';
+import { retryLater } from '../graphql/errors.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
 import { schema } from '../graphql/schema.js';
 import { useOperationMetrics } from '../metrics/operation-metrics.js';
+import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
 
 export interface RequestScope {
   requestId: string;
@@ -19,7 +22,7 @@ export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 
 export function createGraphQLServer(
-  config: Config,
+  config: AppConfig,
   services: Services,
   authenticator: Authenticator,
   requestScope: AsyncLocalStorage<RequestScope>,
@@ -47,6 +50,17 @@ export function createGraphQLServer(
         const masked = maskError(error, message, false);
         if (masked === error) return masked;
         const requestId = requestScope.getStore()?.requestId;
+        const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+        if (original instanceof AbandonedError) {
+          return new GraphQLError('The client disconnected before the signals were written.', { extensions: { code: 'CLIENT_CLOSED_REQUEST' } });
+        }
+        if (original instanceof OverloadedError) {
+          return retryLater('OVERLOADED', original.message, config.retryAfterSeconds, requestId);
+        }
+        if (isTransientDatabaseError(original)) {
+          services.logger.warn({ err: original, requestId }, 'database unavailable');
+          return retryLater('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', config.retryAfterSeconds, requestId);
+        }
         services.logger.error({ err: error, requestId }, 'unexpected error');
         return new GraphQLError(masked.message, {
           ...(masked instanceof GraphQLError ? { nodes: masked.nodes, path: masked.path } : {}),
@@ -57,7 +71,7 @@ export function createGraphQLServer(
     logging: services.logger,
     context: async ({ request, requestId }) => {
       const { viewer, problem } = await authenticator.authenticate(request.headers.get('authorization'));
-      return { services, requestId, viewer, authProblem: problem };
+      return { services, request, requestId, viewer, authProblem: problem };
     },
     plugins: [
       useInputErrorCodes(),

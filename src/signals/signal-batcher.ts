@@ -9,8 +9,19 @@ export interface SignalOutcome extends StoredSignal {
   status: 'ACTIVE' | 'LEFT';
 }
 
+/** The queue is full: the request is refused at once (HTTP 503 OVERLOADED) instead of waiting. */
+export class OverloadedError extends Error {
+  override name = 'OverloadedError';
+}
+
+/** The client went away before its signals were written: they are dropped, never written. */
+export class AbandonedError extends Error {
+  override name = 'AbandonedError';
+}
+
 interface Job {
   signals: readonly ValidSignal[];
+  abandoned: AbortSignal | undefined;
   resolve(outcomes: SignalOutcome[]): void;
   reject(error: unknown): void;
 }
@@ -23,6 +34,8 @@ export interface SignalBatcherOptions {
   isLeft(userId: string): boolean;
   maxBatchSize: number;
   concurrency: number;
+  /** The most signals waiting for a group; past it, requests are shed. */
+  maxQueued: number;
 }
 
 const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
@@ -33,18 +46,38 @@ const MAX_ATTEMPTS = 3;
  * statement, so the database cost per request shrinks as load grows. The gate is consulted per
  * signal when its group is formed; the database guard still decides for every signal the cache
  * lets through, so grouping never weakens the boundary.
+ *
+ * The queue is bounded by signals: beyond `maxQueued` a request is refused at once, so overload
+ * costs neither memory nor latency for the requests already accepted. A request whose client
+ * disconnected before its group was formed is dropped.
  */
 export class SignalBatcher {
   private queue: Job[] = [];
+  private queuedSignals = 0;
   private inFlight = 0;
   private flushScheduled = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: SignalBatcherOptions) {}
+  constructor(private readonly options: SignalBatcherOptions) {
+    options.metrics.observeSignalQueue(() => this.queuedSignals);
+  }
 
-  submit(signals: readonly ValidSignal[]): Promise<SignalOutcome[]> {
+  /** Signals waiting for a group (not yet sent to the database). */
+  get queued(): number {
+    return this.queuedSignals;
+  }
+
+  submit(signals: readonly ValidSignal[], abandoned?: AbortSignal): Promise<SignalOutcome[]> {
+    if (this.queuedSignals + signals.length > this.options.maxQueued && this.queue.length > 0) {
+      this.options.metrics.shedRequests.inc();
+      return Promise.reject(new OverloadedError('Too many signals are waiting to be written; retry shortly.'));
+    }
+    if (abandoned?.aborted) return Promise.reject(new AbandonedError('the client disconnected'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ signals, resolve, reject });
+      const job: Job = { signals, abandoned, resolve, reject };
+      this.queue.push(job);
+      this.queuedSignals += signals.length;
+      abandoned?.addEventListener('abort', () => this.dropIfQueued(job), { once: true });
       this.scheduleFlush();
     });
   }
@@ -53,6 +86,16 @@ export class SignalBatcher {
   drained(): Promise<void> {
     if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private dropIfQueued(job: Job): void {
+    const index = this.queue.indexOf(job);
+    if (index < 0) return;
+    this.queue.splice(index, 1);
+    this.queuedSignals -= job.signals.length;
+    this.options.metrics.abandonedSignals.inc(job.signals.length);
+    job.reject(new AbandonedError('the client disconnected'));
+    this.notifyIfIdle();
   }
 
   // setImmediate lets every request parsed in this I/O turn join the group, adding no timer delay.
@@ -72,6 +115,7 @@ export class SignalBatcher {
       const next = this.queue[0]!;
       if (group.length > 0 && size + next.signals.length > this.options.maxBatchSize) break;
       group.push(this.queue.shift()!);
+      this.queuedSignals -= next.signals.length;
       size += next.signals.length;
     }
     return group;
@@ -80,12 +124,16 @@ export class SignalBatcher {
   private async runGroup(jobs: Job[]): Promise<void> {
     this.inFlight++;
     try {
-      await this.write(jobs);
+      if (jobs.length > 0) await this.write(jobs);
     } finally {
       this.inFlight--;
       if (this.queue.length > 0) this.scheduleFlush();
-      else if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+      else this.notifyIfIdle();
     }
+  }
+
+  private notifyIfIdle(): void {
+    if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
   private async write(jobs: Job[]): Promise<void> {

@@ -56,8 +56,8 @@ builder.mutationField('signal', (t) =>
     description: 'Stores the signal for its owner; forwards it to shared aggregates only if the owner is ACTIVE.',
     args: { input: t.arg({ type: SignalInputRef, required: true }) },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
-    resolve: async (_root, { input }, { services }) => {
-      const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics));
+    resolve: async (_root, { input }, { services, request }) => {
+      const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics), request.signal);
       return outcome!;
     },
   }),
@@ -69,11 +69,11 @@ builder.mutationField('signals', (t) =>
     description: `Up to ${MAX_SIGNALS_PER_CALL} signals in one database round trip; same validation and gate per signal. Any invalid input rejects the whole call.`,
     args: { inputs: t.arg({ type: [SignalInputRef], required: true }) },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
-    resolve: async (_root, { inputs }, { services }) => {
+    resolve: async (_root, { inputs }, { services, request }) => {
       if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) {
         throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
       }
-      return services.signals.submit(validatedSignals(inputs, (i) => `inputs[${i}]`, services.metrics));
+      return services.signals.submit(validatedSignals(inputs, (i) => `inputs[${i}]`, services.metrics), request.signal);
     },
   }),
 );

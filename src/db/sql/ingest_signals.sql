@@ -1,12 +1,12 @@
--- version: 1
+-- version: 2
 -- Stores a whole group of signals in one statement and fans out the forwardable ones.
 --
 -- p_gate_open[i] is the in-memory gate's answer (false: the cache knows the user LEFT, so no lock
 -- and no fan-out). Cohorts come flattened as (p_cohort_ords[j], p_cohort_ids[j]) with 1-based
 -- signal ordinals, already deduplicated.
 --
--- Shared advisory locks are taken in key order for every user the gate let through (leave and
--- rejoin take them exclusively). at_ns is stamped after the locks are granted and the status is
+-- Shared advisory locks are taken, in order, on the lock buckets of every user the gate let
+-- through (leave and rejoin take their user's bucket exclusively). at_ns is stamped after the locks are granted and the status is
 -- read in a later statement, whose READ COMMITTED snapshot includes any leave that committed while
 -- this call waited: a group that won the lock stamps before the leave's boundary, a group that got
 -- it after the leave sees LEFT and forwards nothing.
@@ -21,11 +21,11 @@ DECLARE
   v_shard int2 := (pg_backend_pid() % 32)::int2;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock_shared(community_user_lock_hi(k.key), community_user_lock_lo(k.key))
-     FROM (SELECT DISTINCT community_user_key(g.u::u64) AS key
-             FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
-            WHERE g.open
-            ORDER BY 1) AS k;
+  PERFORM lock_community_buckets(ARRAY(
+    SELECT DISTINCT community_user_bucket(g.u::u64)
+      FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
+     WHERE g.open
+     ORDER BY 1), true);
   v_now := now_ns();
   RETURN QUERY
   WITH input AS (

@@ -1,4 +1,4 @@
--- version: 1
+-- version: 2
 -- Leaves the community layer: status LEFT, the boundary stamped after the user's lock is held
 -- exclusively, and a new history episode. Returns the resulting state and whether this call
 -- changed it; leaving twice never moves the boundary.
@@ -13,7 +13,7 @@ DECLARE
   v_left_at bigint;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
   IF changed THEN

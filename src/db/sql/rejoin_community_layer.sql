@@ -1,4 +1,4 @@
--- version: 1
+-- version: 2
 -- Rejoins: status ACTIVE, the open episode closed with rejoined_at_ns (never at or below the
 -- boundary). A user who never left is ACTIVE by default: nothing to change, no row to create.
 CREATE OR REPLACE FUNCTION rejoin_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
@@ -9,7 +9,7 @@ DECLARE
   v_rejoined_at bigint;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := coalesce(m.status = 'LEFT', false);
   IF changed THEN
