@@ -9,6 +9,7 @@ import type { GraphQLContext, Services } from '../graphql/context.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
 import { schema } from '../graphql/schema.js';
 import { useOperationMetrics } from '../metrics/operation-metrics.js';
+import { useStrictUtf8Body } from './utf8-body.js';
 
 export interface RequestScope {
   requestId: string;
@@ -60,6 +61,7 @@ export function createGraphQLServer(
       return { services, requestId, viewer, authProblem: problem };
     },
     plugins: [
+      useStrictUtf8Body(),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),

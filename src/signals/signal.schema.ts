@@ -15,9 +15,11 @@ import type { SignalOutcome } from './signal-batcher.js';
 import {
   DEFAULT_WEIGHTS,
   MAX_ABS_WEIGHT,
+  MAX_COHORTS,
   MAX_ID_LENGTH,
   SignalInputError,
   validateSignal,
+  validId,
   type SignalInput,
   type ValidSignal,
 } from './signal-input.js';
@@ -34,9 +36,11 @@ const SignalKindEnum = builder.enumType('SignalKind', {
   values: ['VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE'] as const,
 });
 
+const ID_RULES = `1–${MAX_ID_LENGTH} characters in Unicode NFC, without lone surrogates, control or format characters or line/paragraph separators (refused, never changed)`;
+
 const SignalContextInput = builder.inputType('SignalContext', {
   fields: (t) => ({
-    cohortIds: t.idList({ required: false, description: 'Cohorts to attribute to (deduplicated; at most 32; 1–128 characters each).' }),
+    cohortIds: t.idList({ required: false, description: `Cohorts to attribute to (deduplicated; at most ${MAX_COHORTS}). Each: ${ID_RULES}.` }),
     surface: t.string({ required: false, description: 'Where the engagement happened (for the personal record only).' }),
   }),
 });
@@ -44,7 +48,7 @@ const SignalContextInput = builder.inputType('SignalContext', {
 const SignalInputRef = builder.inputType('SignalInput', {
   fields: (t) => ({
     userId: t.field({ type: 'UInt64', required: true }),
-    itemId: t.id({ required: true, description: '1–128 characters.' }),
+    itemId: t.id({ required: true, description: `${ID_RULES}.` }),
     kind: t.field({ type: SignalKindEnum, required: true }),
     weight: t.float({
       required: false,
@@ -133,7 +137,7 @@ builder.queryField('communityItemAggregate', (t) =>
     type: ItemAggregateRef,
     args: { itemId: t.arg.id({ required: true }) },
     authScopes: rules.readAggregates,
-    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, String(itemId)),
+    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, idArgument(itemId, 'itemId')),
   }),
 );
 
@@ -142,7 +146,8 @@ builder.queryField('cohortItemAggregate', (t) =>
     type: ItemAggregateRef,
     args: { cohortId: t.arg.id({ required: true }), itemId: t.arg.id({ required: true }) },
     authScopes: rules.readAggregates,
-    resolve: (_root, { cohortId, itemId }, { services }) => cohortItemAggregate(services.db, String(cohortId), String(itemId)),
+    resolve: (_root, { cohortId, itemId }, { services }) =>
+      cohortItemAggregate(services.db, idArgument(cohortId, 'cohortId'), idArgument(itemId, 'itemId')),
   }),
 );
 
@@ -183,6 +188,16 @@ function validated(input: SignalInput, path: string, services: Services, callSiz
   } catch (error) {
     if (!(error instanceof SignalInputError)) throw error;
     services.metrics.signals.inc({ outcome: 'rejected' }, callSize);
+    throw badUserInput(error.message, error.field);
+  }
+}
+
+/** Read arguments obey the same id rules as writes: an id that could never be stored is an input error. */
+function idArgument(value: string | number, argument: string): string {
+  try {
+    return validId(String(value), argument);
+  } catch (error) {
+    if (!(error instanceof SignalInputError)) throw error;
     throw badUserInput(error.message, error.field);
   }
 }
