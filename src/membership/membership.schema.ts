@@ -1,7 +1,6 @@
 import { builder } from '../graphql/builder.js';
 import type { Services } from '../graphql/context.js';
 import { rules, targetUser } from '../auth/rules.js';
-import { nanosToIso } from '../graphql/scalars.js';
 import {
   findMembership,
   leave,
@@ -54,7 +53,7 @@ export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMe
       type: 'DateTime',
       nullable: true,
       description: 'The same instant as leftAtNs, ISO-8601. Null while ACTIVE.',
-      resolve: (membership) => (membership.leftAtNs === null ? null : nanosToIso(membership.leftAtNs)),
+      resolve: (membership) => (membership.leftAtNs === null ? null : BigInt(membership.leftAtNs)),
     }),
     history: t.field({
       type: [LeaveEpisodeRef],

@@ -12,6 +12,7 @@ import { useInputErrorCodes } from '../graphql/input-errors.js';
 import { schema } from '../graphql/schema.js';
 import { useOperationMetrics } from '../metrics/operation-metrics.js';
 import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
+import { useStrictUtf8Body } from './utf8-body.js';
 
 export interface RequestScope {
   requestId: string;
@@ -74,6 +75,7 @@ export function createGraphQLServer(
       return { services, request, requestId, viewer, authProblem: problem };
     },
     plugins: [
+      useStrictUtf8Body(),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),

@@ -1,5 +1,6 @@
 import { rules } from '../auth/rules.js';
 import { builder } from '../graphql/builder.js';
+import { validIdArgument } from './signal-validation.js';
 import { cohortItemAggregate, communityItemAggregate, type ItemAggregate } from './signal.store.js';
 
 const ItemAggregateRef = builder.objectRef<ItemAggregate>('ItemAggregate').implement({
@@ -15,7 +16,7 @@ builder.queryField('communityItemAggregate', (t) =>
     type: ItemAggregateRef,
     args: { itemId: t.arg.id({ required: true }) },
     authScopes: rules.readAggregates,
-    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, String(itemId)),
+    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, validIdArgument(itemId, 'itemId')),
   }),
 );
 
@@ -24,6 +25,7 @@ builder.queryField('cohortItemAggregate', (t) =>
     type: ItemAggregateRef,
     args: { cohortId: t.arg.id({ required: true }), itemId: t.arg.id({ required: true }) },
     authScopes: rules.readAggregates,
-    resolve: (_root, { cohortId, itemId }, { services }) => cohortItemAggregate(services.db, String(cohortId), String(itemId)),
+    resolve: (_root, { cohortId, itemId }, { services }) =>
+      cohortItemAggregate(services.db, validIdArgument(cohortId, 'cohortId'), validIdArgument(itemId, 'itemId')),
   }),
 );

@@ -3,7 +3,7 @@ import { builder } from '../graphql/builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import { MembershipStatusEnum } from '../membership/membership.schema.js';
 import type { SignalOutcome } from './signal-batcher.js';
-import { MAX_ABS_WEIGHT } from './signal-input.js';
+import { MAX_ABS_WEIGHT, MAX_COHORTS, MAX_ID_LENGTH } from './signal-input.js';
 import { DEFAULT_WEIGHTS, SIGNAL_KINDS } from './signal-kind.js';
 import { validatedSignals } from './signal-validation.js';
 
@@ -16,9 +16,11 @@ const SignalKindEnum = builder.enumType('SignalKind', {
   values: SIGNAL_KINDS,
 });
 
+const ID_RULES = `1–${MAX_ID_LENGTH} characters in Unicode NFC, without lone surrogates, control or format characters or line/paragraph separators (refused, never changed)`;
+
 const SignalContextInput = builder.inputType('SignalContext', {
   fields: (t) => ({
-    cohortIds: t.idList({ required: false, description: 'Cohorts to attribute to (deduplicated; at most 32; 1–128 characters each).' }),
+    cohortIds: t.idList({ required: false, description: `Cohorts to attribute to (deduplicated; at most ${MAX_COHORTS}). Each: ${ID_RULES}.` }),
     surface: t.string({ required: false, description: 'Where the engagement happened (for the personal record only).' }),
   }),
 });
@@ -26,7 +28,7 @@ const SignalContextInput = builder.inputType('SignalContext', {
 const SignalInputRef = builder.inputType('SignalInput', {
   fields: (t) => ({
     userId: t.field({ type: 'UInt64', required: true }),
-    itemId: t.id({ required: true, description: '1–128 characters.' }),
+    itemId: t.id({ required: true, description: `${ID_RULES}.` }),
     kind: t.field({ type: SignalKindEnum, required: true }),
     weight: t.float({
       required: false,

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { timestamptzText } from '../time/rfc3339.js';
 import { WEIGHT_SCALE, type ValidSignal } from './signal-input.js';
 
 /**
@@ -26,7 +27,7 @@ export async function ingestSignals(db: Kysely<Database>, group: readonly GatedS
     itemIds: [] as string[],
     kinds: [] as string[],
     weights: [] as number[],
-    occurredAt: [] as (Date | null)[],
+    occurredAt: [] as (string | null)[],
     surfaces: [] as (string | null)[],
     gateOpen: [] as boolean[],
     cohortOrds: [] as number[],
@@ -37,7 +38,7 @@ export async function ingestSignals(db: Kysely<Database>, group: readonly GatedS
     columns.itemIds.push(signal.itemId);
     columns.kinds.push(signal.kind);
     columns.weights.push(signal.weightMicros);
-    columns.occurredAt.push(signal.occurredAt);
+    columns.occurredAt.push(signal.occurredAt === null ? null : timestamptzText(signal.occurredAt));
     columns.surfaces.push(signal.surface);
     columns.gateOpen.push(gateOpen);
     for (const cohortId of signal.cohortIds) {
