@@ -18,6 +18,8 @@ export interface Sizes {
   gateKeys: number;
   gateLookups: number;
   correctnessSec: number;
+  /** How long the overload case floods the server. */
+  overloadSec: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

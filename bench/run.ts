@@ -3,6 +3,7 @@ import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { gateLookup } from './cases/gate-lookup.js';
+import { overload } from './cases/overload.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
@@ -26,6 +27,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     gateKeys: 100_000,
     gateLookups: 2_000_000,
     correctnessSec: 3,
+    overloadSec: 3,
   },
   full: {
     workload: WORKLOAD,
@@ -41,12 +43,16 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     gateKeys: 1_000_000,
     gateLookups: 20_000_000,
     correctnessSec: 10,
+    overloadSec: 30,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
+// `--only overload`: the cases whose labels contain the word.
+const only = process.argv[process.argv.indexOf('--only') + 1];
+const cases = process.argv.includes('--only') ? CASES.filter((c) => c.labels.some((label) => label.includes(only ?? ''))) : CASES;
 const sizes = SIZES[mode];
 const startedAt = new Date();
 const started = performance.now();
@@ -59,7 +65,7 @@ const rows: Row[] = [];
 // Other work on this machine skews every figure; the 1-minute load average before each case says how much.
 const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
 try {
-  for (const benchCase of CASES) {
+  for (const benchCase of cases) {
     log(benchCase.labels.join(' + '));
     const caseStarted = performance.now();
     const loadAverageBefore = loadavg()[0]!;

@@ -19,7 +19,7 @@ const environmentSchema = z.object({
   GRAPHIQL: booleanFlag.optional(),
   SIGNAL_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(256),
   SIGNAL_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-  SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
+  SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
   DB_ACQUIRE_TIMEOUT_MS: milliseconds.default(2_000),
   DB_STATEMENT_TIMEOUT_MS: milliseconds.default(15_000),
   DB_LOCK_TIMEOUT_MS: milliseconds.default(5_000),

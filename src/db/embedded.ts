@@ -13,6 +13,10 @@ for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;
+  /** Stops the server, keeping a persistent data folder, until `resume` (outage tests). */
+  pause(): Promise<void>;
+  /** Starts a paused server again, on the same port. */
+  resume(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -68,6 +72,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       process.removeListener('exit', onExit);
       await postgres.stop();
     },
+    pause: () => postgres.stop(),
+    resume: () => postgres.start(),
   };
 }
 

@@ -12,6 +12,7 @@ import { useInputErrorCodes } from '../graphql/input-errors.js';
 import { schema } from '../graphql/schema.js';
 import { useOperationMetrics } from '../metrics/operation-metrics.js';
 import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
+import { useSignalShedding } from './shed-signals.js';
 import { useStrictUtf8Body } from './utf8-body.js';
 
 export interface RequestScope {
@@ -78,6 +79,7 @@ export function createGraphQLServer(
       useStrictUtf8Body(),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
+      useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
       EnvelopArmorPlugin({
         maxDepth: { n: limits.maxDepth },

@@ -67,6 +67,11 @@ export class SignalBatcher {
     return this.queuedSignals;
   }
 
+  /** No more signals are accepted until the queue drains below its bound. */
+  get full(): boolean {
+    return this.queuedSignals >= this.options.maxQueued;
+  }
+
   submit(signals: readonly ValidSignal[], abandoned?: AbortSignal): Promise<SignalOutcome[]> {
     if (this.queuedSignals + signals.length > this.options.maxQueued && this.queue.length > 0) {
       this.options.metrics.shedRequests.inc();
