@@ -63,7 +63,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     maxBatchSize: config.signalBatch.maxSize,
     concurrency: config.signalBatch.concurrency,
   });
-  const statusFeed = new MembershipStatusFeed(database.db, membership);
+  const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
+  metrics.observeSubscriptions(statusFeed);
   const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const yoga = createGraphQLServer(config, services, authenticator, requestScope);
