@@ -18,6 +18,8 @@ export interface Sizes {
   gateKeys: number;
   gateLookups: number;
   correctnessSec: number;
+  /** Idle subscriptions held open to measure their memory. */
+  idleStreams: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

@@ -3,6 +3,7 @@ import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { gateLookup } from './cases/gate-lookup.js';
+import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
@@ -26,6 +27,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     gateKeys: 100_000,
     gateLookups: 2_000_000,
     correctnessSec: 3,
+    idleStreams: 500,
   },
   full: {
     workload: WORKLOAD,
@@ -41,12 +43,16 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     gateKeys: 1_000_000,
     gateLookups: 20_000_000,
     correctnessSec: 10,
+    idleStreams: 2_000,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, idleSubscriptions];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
+// `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const selected = only === undefined ? CASES : CASES.filter((benchCase) => benchCase.labels.some((label) => label.includes(only)));
 const sizes = SIZES[mode];
 const startedAt = new Date();
 const started = performance.now();
@@ -59,7 +65,7 @@ const rows: Row[] = [];
 // Other work on this machine skews every figure; the 1-minute load average before each case says how much.
 const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
 try {
-  for (const benchCase of CASES) {
+  for (const benchCase of selected) {
     log(benchCase.labels.join(' + '));
     const caseStarted = performance.now();
     const loadAverageBefore = loadavg()[0]!;
