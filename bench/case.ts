@@ -20,6 +20,8 @@ export interface Sizes {
   correctnessSec: number;
   /** How long the overload case floods the server. */
   overloadSec: number;
+  /** Idle subscriptions held open to measure their memory. */
+  idleStreams: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

@@ -3,6 +3,7 @@ import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { gateLookup } from './cases/gate-lookup.js';
+import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
@@ -28,6 +29,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     gateLookups: 2_000_000,
     correctnessSec: 3,
     overloadSec: 3,
+    idleStreams: 500,
   },
   full: {
     workload: WORKLOAD,
@@ -44,15 +46,16 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     gateLookups: 20_000_000,
     correctnessSec: 10,
     overloadSec: 30,
+    idleStreams: 2_000,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
-// `--only overload`: the cases whose labels contain the word.
-const only = process.argv[process.argv.indexOf('--only') + 1];
-const cases = process.argv.includes('--only') ? CASES.filter((c) => c.labels.some((label) => label.includes(only ?? ''))) : CASES;
+// `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const selected = only === undefined ? CASES : CASES.filter((benchCase) => benchCase.labels.some((label) => label.includes(only)));
 const sizes = SIZES[mode];
 const startedAt = new Date();
 const started = performance.now();
@@ -65,7 +68,7 @@ const rows: Row[] = [];
 // Other work on this machine skews every figure; the 1-minute load average before each case says how much.
 const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
 try {
-  for (const benchCase of cases) {
+  for (const benchCase of selected) {
     log(benchCase.labels.join(' + '));
     const caseStarted = performance.now();
     const loadAverageBefore = loadavg()[0]!;

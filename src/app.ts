@@ -64,7 +64,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     concurrency: config.signalBatch.concurrency,
     maxQueued: config.signalBatch.maxQueued,
   });
-  const statusFeed = new MembershipStatusFeed(database.db, membership);
+  const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
+  metrics.observeSubscriptions(statusFeed);
   const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const yoga = createGraphQLServer(config, services, authenticator, requestScope);

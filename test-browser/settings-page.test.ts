@@ -83,6 +83,32 @@ describe('the settings page in a real browser', () => {
     await page.close();
   });
 
+  it('shows the newest 20 leaves and pages back through older ones, keeping them through live updates', async () => {
+    const user = '4343';
+    const leftAt: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      leftAt.push((await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { leftAtNs } }`)).data!.leaveCommunityLayer.leftAtNs);
+      await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`);
+    }
+    const page = await openSettings(await token(user));
+    const shownNs = () => page.locator('#history-rows tr td:first-child time').evaluateAll((times) => times.map((t) => (t as HTMLElement).dataset['ns']));
+    await page.waitForSelector('#history-rows tr');
+    expect(await shownNs()).toEqual(leftAt.slice(3).reverse());
+    await expect(page.locator('#history-count').textContent()).resolves.toBe('Showing the 20 most recent of 23 leaves.');
+
+    await page.getByRole('button', { name: 'Show older leaves' }).click();
+    await page.waitForSelector('#older[hidden]', { state: 'attached' });
+    expect(await shownNs()).toEqual([...leftAt].reverse());
+    expect(await page.locator('#history-count').isVisible()).toBe(false);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('history');
+
+    // A new leave arrives live: it goes on top and the older pages stay.
+    const newest = (await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { leftAtNs } }`)).data!.leaveCommunityLayer.leftAtNs;
+    await page.waitForSelector('html[data-status="LEFT"]');
+    expect(await shownNs()).toEqual([newest, ...[...leftAt].reverse()]);
+    await page.close();
+  });
+
   it('is usable from the keyboard: the dialog opens with Enter and Escape returns focus', async () => {
     await gql(app, `mutation { rejoinCommunityLayer(userId: "${USER}") { status } }`);
     const page = await openSettings(await token(USER));

@@ -30,6 +30,8 @@ const environmentSchema = z.object({
   LISTENER_BACKOFF_MIN_MS: milliseconds.default(100),
   LISTENER_BACKOFF_MAX_MS: milliseconds.default(10_000),
   CACHE_RESYNC_MS: milliseconds.default(60_000),
+  SUBSCRIPTIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(1000).default(8),
+  SUBSCRIPTIONS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   SHUTDOWN_TIMEOUT_MS: milliseconds.default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   AUTH_JWT_SECRET: z.string().refine((value) => Buffer.byteLength(value) >= 32, 'must be at least 32 bytes').optional(),
@@ -92,6 +94,8 @@ export interface Config {
     backoffMaxMs: number;
     resyncMs: number;
   };
+  /** Caps on `communityLayerStatusChanged` streams, per watched user and per instance. */
+  subscriptions: { perUser: number; perInstance: number };
   shutdownTimeoutMs: number;
   /** How long readiness is false before the server stops accepting connections. */
   shutdownGraceMs: number;
@@ -165,6 +169,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       backoffMaxMs: env.LISTENER_BACKOFF_MAX_MS,
       resyncMs: env.CACHE_RESYNC_MS,
     },
+    subscriptions: { perUser: env.SUBSCRIPTIONS_PER_USER_MAX, perInstance: env.SUBSCRIPTIONS_MAX },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
     auth: {

@@ -1,15 +1,26 @@
 import { builder } from '../graphql/builder.js';
 import type { Services } from '../graphql/context.js';
 import { rules, targetUser } from '../auth/rules.js';
+import { badUserInput } from '../graphql/errors.js';
 import {
+  countLeaves,
   findMembership,
   leave,
   listLeaveEpisodes,
   rejoin,
   type LeaveEpisode as LeaveEpisodeShape,
+  type LeavePage,
   type Membership,
+  type MembershipState,
   type MembershipWrite,
 } from './membership.store.js';
+import { RECENT_LEAVES } from './status-feed.js';
+
+const MAX_HISTORY_PAGE = 100;
+const INT8_MAX = 2n ** 63n - 1n;
+
+/** A membership; from a subscription it carries the state its subscribers share (newest leaves, count). */
+type MembershipView = Membership & { shared?: MembershipState };
 
 /**
  * Answers once this instance's cache reflects the write, so the caller's next signal here takes
@@ -39,7 +50,7 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
   }),
 });
 
-export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMembership').implement({
+export const CommunityMembershipRef = builder.objectRef<MembershipView>('CommunityMembership').implement({
   description: "A user's standing in the community personalization layer.",
   fields: (t) => ({
     userId: t.expose('userId', { type: 'UInt64' }),
@@ -57,11 +68,35 @@ export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMe
     }),
     history: t.field({
       type: [LeaveEpisodeRef],
-      description: 'Every leave, oldest first, including the current one.',
-      resolve: (membership, _args, { services }) => listLeaveEpisodes(services.db, membership.userId),
+      description:
+        'Leaves, oldest first: the newest `last` of those that began before `before`. Page back by passing the oldest `leftAtNs` shown as `before`; `leaveCount` says how many there are in all.',
+      args: {
+        last: t.arg.int({ required: false, defaultValue: RECENT_LEAVES, description: `Page size, 1–${MAX_HISTORY_PAGE}.` }),
+        before: t.arg({ type: 'UInt64', required: false, description: 'A `leftAtNs`: only leaves that began before it. Omitted: the newest.' }),
+      },
+      resolve: (membership, args, { services }) => {
+        const page = leavePage(args.last, args.before);
+        const shared = membership.shared;
+        // A subscription's shared read already holds the newest page: no read per subscriber.
+        if (shared && page.before === null && (page.last <= shared.recentLeaves.length || shared.recentLeaves.length === shared.leaveCount)) {
+          return shared.recentLeaves.slice(-page.last);
+        }
+        return listLeaveEpisodes(services.db, membership.userId, page);
+      },
+    }),
+    leaveCount: t.int({
+      description: 'How many leaves the history holds in all.',
+      resolve: (membership, _args, { services }) => membership.shared?.leaveCount ?? countLeaves(services.db, membership.userId),
     }),
   }),
 });
+
+function leavePage(last: number | null | undefined, before: string | null | undefined): LeavePage {
+  const size = last ?? RECENT_LEAVES;
+  if (size < 1 || size > MAX_HISTORY_PAGE) throw badUserInput(`last must be between 1 and ${MAX_HISTORY_PAGE}`, 'last');
+  if (before != null && BigInt(before) > INT8_MAX) throw badUserInput('before must be a leftAtNs (at most 9223372036854775807)', 'before');
+  return { last: size, before: before ?? null };
+}
 
 const userIdArgument = {
   type: 'UInt64',
@@ -106,10 +141,10 @@ builder.subscriptionField('communityLayerStatusChanged', (t) =>
   t.field({
     type: CommunityMembershipRef,
     description:
-      'The current state at once, then every change, from any instance (or SQL). Over server-sent events: POST with `Accept: text/event-stream`.',
+      'The current state at once, then every change, from any instance (or SQL). Over server-sent events: POST with `Accept: text/event-stream`. Capped per watched user (8 by default) and per instance: beyond a cap, the error TOO_MANY_SUBSCRIPTIONS (HTTP 429 for the user cap, 503 for the instance cap, with Retry-After).',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     subscribe: (_root, args, { services, viewer }) => services.statusFeed.watch(targetUser(args.userId, viewer)!),
-    resolve: (membership) => membership,
+    resolve: (state) => ({ ...state.membership, shared: state }),
   }),
 );

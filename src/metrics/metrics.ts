@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MembershipSync } from '../cache/membership-sync.js';
+import type { MembershipStatusFeed } from '../membership/status-feed.js';
 
 export type SignalOutcomeLabel = 'forwarded' | 'gated' | 'rejected';
 
@@ -113,6 +114,49 @@ export class Metrics {
         this.set({ state: 'waiting' }, pool.waitingCount);
       },
     });
+    const acquires = new Counter({
+      name: 'community_db_pool_acquires_total',
+      help: 'Connections checked out of the pool: one per statement outside a transaction, one per transaction.',
+      registers,
+    });
+    pool.on('acquire', () => acquires.inc());
+  }
+
+  /** The subscription feed: streams, the users they watch, refusals and the reads they share. */
+  observeSubscriptions(feed: MembershipStatusFeed): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'community_subscriptions',
+      help: 'Open communityLayerStatusChanged streams on this instance.',
+      registers,
+      collect() {
+        this.set(feed.subscribers);
+      },
+    });
+    new Gauge({
+      name: 'community_subscription_watched_users',
+      help: 'Distinct users those streams watch (one shared state each).',
+      registers,
+      collect() {
+        this.set(feed.watchedUsers);
+      },
+    });
+    let seen = { perUser: 0, perInstance: 0 };
+    new Counter({
+      name: 'community_subscriptions_refused_total',
+      help: 'Subscriptions refused with TOO_MANY_SUBSCRIPTIONS, by the cap they hit.',
+      labelNames: ['limit'] as const,
+      registers,
+      collect() {
+        const { refused } = feed.counters;
+        for (const limit of ['perUser', 'perInstance'] as const) {
+          if (refused[limit] > seen[limit]) this.inc({ limit }, refused[limit] - seen[limit]);
+        }
+        seen = refused;
+      },
+    });
+    mirrorCounter(registers, 'community_subscription_reads_total', 'Database reads for subscribers (each shared by every watched user that needed one).', () => feed.counters.reads);
+    mirrorCounter(registers, 'community_subscription_failed_reads_total', 'Subscriber reads that failed (retried with backoff).', () => feed.counters.failedReads);
   }
 }
 

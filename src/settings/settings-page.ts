@@ -54,11 +54,13 @@ function html(parentOrigins: string[]): string {
   </section>
   <section aria-labelledby="history-heading">
     <h2 id="history-heading">History</h2>
-    <table id="history" hidden>
+    <table id="history" tabindex="-1" hidden>
       <caption class="hint">Each time you left, and how many of your signals were kept out of shared recommendations.</caption>
       <thead><tr><th scope="col">Left</th><th scope="col">Came back</th><th scope="col">Signals held back</th></tr></thead>
       <tbody id="history-rows"></tbody>
     </table>
+    <p id="history-count" class="hint" hidden></p>
+    <button id="older" type="button" class="secondary" aria-controls="history" hidden>Show older leaves</button>
     <p id="no-history" class="hint">You have never left.</p>
   </section>
   <form id="token-form" hidden>

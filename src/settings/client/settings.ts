@@ -16,6 +16,8 @@ interface Membership {
   status: 'ACTIVE' | 'LEFT';
   leftAtNs: string | null;
   leftAt: string | null;
+  leaveCount: number;
+  /** The newest page of leaves, oldest first. */
   history: Episode[];
 }
 
@@ -33,7 +35,9 @@ class ApiError extends Error {
   }
 }
 
-const FIELDS = 'userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }';
+const EPISODE = 'leftAtNs rejoinedAtNs gatedSignals';
+const FIELDS = `userId status leftAtNs leftAt leaveCount history { ${EPISODE} }`;
+const OLDER = `query ($before: UInt64!) { communityLayerStatus { leaveCount history(before: $before) { ${EPISODE} } } }`;
 const TOKEN_KEY = 'community-layer-token';
 const root = document.documentElement;
 const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
@@ -48,6 +52,8 @@ const view = {
   history: element<HTMLTableSectionElement>('history-rows'),
   historyTable: element<HTMLTableElement>('history'),
   noHistory: element<HTMLParagraphElement>('no-history'),
+  historyCount: element<HTMLParagraphElement>('history-count'),
+  older: element<HTMLButtonElement>('older'),
   error: element<HTMLParagraphElement>('error'),
   live: element<HTMLParagraphElement>('live'),
   confirm: element<HTMLDialogElement>('confirm-leave'),
@@ -58,6 +64,8 @@ const view = {
 let token: string | null = null;
 let stream: AbortController | null = null;
 let retryDelay = 500;
+/** Every leave shown, by leftAtNs: the newest page from each update plus the older pages asked for. */
+const episodes = new Map<string, Episode>();
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'long', timeStyle: 'medium' });
 
@@ -78,9 +86,40 @@ function render(membership: Membership): void {
   }
   view.leave.hidden = left;
   view.rejoin.hidden = !left;
-  view.history.replaceChildren(...[...membership.history].reverse().map(historyRow));
-  view.historyTable.hidden = membership.history.length === 0;
-  view.noHistory.hidden = membership.history.length > 0;
+  const oldest = membership.history[0];
+  // Older pages stay shown while the newest page still joins them; after a gap (many leaves since
+  // the last update) or a deletion, start again from the newest page.
+  if (membership.leaveCount < episodes.size || (oldest && episodes.size > 0 && !episodes.has(oldest.leftAtNs))) episodes.clear();
+  addEpisodes(membership.history, membership.leaveCount);
+}
+
+function addEpisodes(page: Episode[], total: number): void {
+  for (const episode of page) episodes.set(episode.leftAtNs, episode);
+  const newestFirst = [...episodes.values()].sort((x, y) => (BigInt(y.leftAtNs) > BigInt(x.leftAtNs) ? 1 : -1));
+  view.history.replaceChildren(...newestFirst.map(historyRow));
+  view.historyTable.hidden = newestFirst.length === 0;
+  view.noHistory.hidden = newestFirst.length > 0;
+  const more = newestFirst.length < total;
+  view.older.hidden = !more;
+  view.historyCount.hidden = !more;
+  view.historyCount.textContent = `Showing the ${newestFirst.length} most recent of ${total} leaves.`;
+}
+
+/** The page before the oldest leave shown. */
+async function showOlder(): Promise<void> {
+  const oldest = [...episodes.keys()].reduce((x, y) => (BigInt(y) < BigInt(x) ? y : x));
+  view.older.disabled = true;
+  try {
+    const page = (await request(OLDER, { before: oldest })) as unknown as Pick<Membership, 'leaveCount' | 'history'>;
+    addEpisodes(page.history, page.leaveCount);
+    showError(null);
+    (view.older.hidden ? view.historyTable : view.older).focus();
+  } catch (error) {
+    showError(explain(error));
+    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+  } finally {
+    view.older.disabled = false;
+  }
 }
 
 function timeElement(ns: string, iso: string | null): HTMLTimeElement {
@@ -115,18 +154,19 @@ function explain(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.code === 'UNAUTHENTICATED') return 'Your sign-in has expired or is not valid. Sign in again to manage this setting.';
     if (error.code === 'FORBIDDEN') return 'This account may not change this setting.';
+    if (error.code === 'TOO_MANY_SUBSCRIPTIONS') return 'Too many open pages follow this setting live. Close one; this page retries by itself.';
     return `The service could not do that (${error.message}). Please try again.`;
   }
   return 'Cannot reach the service. Check your connection; the page retries by itself.';
 }
 
-async function request(query: string): Promise<Membership> {
+async function request(query: string, variables: Record<string, unknown> = {}): Promise<Membership> {
   let response: Response;
   try {
     response = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query }),
+      body: JSON.stringify({ query, variables }),
     });
   } catch {
     throw new ApiError('network', 'NETWORK');
@@ -166,7 +206,11 @@ async function follow(): Promise<void> {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query: `subscription { communityLayerStatusChanged { ${FIELDS} } }` }),
     });
-    if (!response.ok || !response.body) throw new ApiError(`HTTP ${response.status}`, 'ERROR');
+    if (!response.ok || !response.body) {
+      // A refusal (e.g. TOO_MANY_SUBSCRIPTIONS) still carries its GraphQL error as an event.
+      const failure = eventError(await response.text().catch(() => ''));
+      throw new ApiError(failure?.message ?? `HTTP ${response.status}`, failure?.extensions?.code ?? 'ERROR');
+    }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
     for (;;) {
@@ -188,16 +232,30 @@ async function follow(): Promise<void> {
       askForToken();
       return;
     }
+    if (error instanceof ApiError && error.code === 'TOO_MANY_SUBSCRIPTIONS') showError(explain(error));
     view.live.textContent = 'Live updates: reconnecting…';
     setTimeout(() => void follow(), retryDelay);
     retryDelay = Math.min(retryDelay * 2, 15_000);
   }
 }
 
-function onEvent(block: string): void {
+type EventMessage = { data?: { communityLayerStatusChanged: Membership }; errors?: GraphQLError[] };
+
+function eventMessage(block: string): EventMessage | null {
   const data = /^data: ?(.*)$/m.exec(block)?.[1];
-  if (!data) return;
-  const message = JSON.parse(data) as { data?: { communityLayerStatusChanged: Membership }; errors?: GraphQLError[] };
+  return data ? (JSON.parse(data) as EventMessage) : null;
+}
+
+function eventError(body: string): GraphQLError | undefined {
+  return body
+    .split('\n\n')
+    .map((block) => eventMessage(block)?.errors?.[0])
+    .find(Boolean);
+}
+
+function onEvent(block: string): void {
+  const message = eventMessage(block);
+  if (!message) return;
   const failure = message.errors?.[0];
   if (failure) throw new ApiError(failure.message, failure.extensions?.code ?? 'ERROR');
   if (!message.data) return;
@@ -237,6 +295,7 @@ view.confirm.addEventListener('close', () => {
     view.leave.focus();
   }
 });
+view.older.addEventListener('click', () => void showOlder());
 view.rejoin.addEventListener('click', () => void act(`mutation { rejoinCommunityLayer { ${FIELDS} } }`, view.rejoin, () => view.leave));
 view.tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();
