@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
+import { createKeySource } from './auth/key-source.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { Config } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -45,9 +46,12 @@ export function createApp(config: Config, options: AppOptions = {}): App {
   if (config.auth.key.kind === 'development') {
     throw new Error('createApp needs a resolved auth key (main resolves the development secret)');
   }
-  const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
+  const metrics = new Metrics();
+  const keys = createKeySource(config.auth, logger);
+  metrics.observeKeySource(keys);
+  const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
   const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
   const membership = new MembershipSync({
     db: database.db,
@@ -56,7 +60,6 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     logger,
     listener: config.listener,
   });
-  const metrics = new Metrics();
   metrics.observe(membership, database.pool);
   const signals = new SignalBatcher({
     db: database.db,
@@ -81,6 +84,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
     readiness: [
       { name: 'database', check: async () => (await sql`SELECT 1`.execute(database.db), true) },
       { name: 'membershipCache', check: async () => membership.inSync },
+      { name: 'authKeys', check: async () => keys.loaded },
     ],
   });
   let url = '';
@@ -95,6 +99,8 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       const applied = await migrateToLatest(database.db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
       if (options.membershipSync !== false) await membership.start();
+      // In the background: an unreachable identity provider delays readiness, not the start.
+      keys.start();
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
         server.listen(config.http.port, config.http.host, () => resolve());
@@ -117,6 +123,7 @@ export function createApp(config: Config, options: AppOptions = {}): App {
       clearInterval(sweeper);
       clearTimeout(deadline);
       await signals.drained();
+      keys.stop();
       await membership.stop();
       await database.close();
     },
