@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { TEST_SECRET, gql, startApp, token, type Cluster, useCluster } from './support/harness.js';
+import { TEST_SECRET, gql, rowCounts, startApp, token, type Cluster, useCluster } from './support/harness.js';
 
 const SELF = '500';
 const OTHER = '501';
@@ -91,14 +91,6 @@ const expected: Record<Caller, Outcome[]> = {
   'wrong algorithm': UNAUTHENTICATED_ROW,
 };
 
-async function rowCounts(): Promise<string> {
-  const { rows } = await db.query(`SELECT concat_ws('/',
-    (SELECT count(*) FROM community_membership), (SELECT count(*) FROM leave_episode), (SELECT count(*) FROM signal),
-    (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
-    (SELECT max(version) FROM membership_clock)) AS n`);
-  return rows[0].n;
-}
-
 describe('authorization matrix', () => {
   const cases = Object.entries(expected).flatMap(([caller, outcomes]) =>
     Object.keys(operations).map((operation, i) => [caller as Caller, operation, outcomes[i]!] as const),
@@ -107,7 +99,7 @@ describe('authorization matrix', () => {
   it.each(cases)('%s × %s → %s', async (caller, operation, outcome) => {
     const bearer = (await credentials())[caller];
     const { query, variables } = operations[operation]!;
-    const before = await rowCounts();
+    const before = await rowCounts(db);
     const response = await gql(app, query, variables, bearer);
     expect(response.status).toBeLessThan(500);
     if (outcome === 'ok') {
@@ -115,7 +107,7 @@ describe('authorization matrix', () => {
     } else {
       expect(response.errors?.map((error) => error.extensions?.code)).toEqual([outcome]);
       if (outcome === 'BAD_USER_INPUT') expect(response.errors?.[0]?.message).toBe('userId is required for service callers');
-      expect(await rowCounts()).toBe(before);
+      expect(await rowCounts(db)).toBe(before);
     }
   });
 

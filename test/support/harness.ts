@@ -130,3 +130,25 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+export async function readiness(app: App): Promise<{ ok: boolean; checks: Record<string, boolean> }> {
+  const response = await fetch(new URL('/readyz', app.url));
+  return { ok: response.status === 200, ...((await response.json()) as { checks: Record<string, boolean> }) };
+}
+
+/** One sample of /metrics (0 when absent), e.g. metric(app, 'x_total', { outcome: 'ok' }). */
+export async function metric(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', app.url))).text();
+  const selector = Object.entries(labels).map(([label, value]) => `${label}="${value}"`).join(',');
+  const line = text.split('\n').find((candidate) => candidate.startsWith(selector ? `${name}{${selector}} ` : `${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/** Row counts of every table a request could write, to prove a refused one wrote nothing. */
+export async function rowCounts(db: pg.Client): Promise<string> {
+  const { rows } = await db.query(`SELECT concat_ws('/',
+    (SELECT count(*) FROM community_membership), (SELECT count(*) FROM leave_episode), (SELECT count(*) FROM signal),
+    (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
+    (SELECT max(version) FROM membership_clock)) AS n`);
+  return rows[0].n;
+}
