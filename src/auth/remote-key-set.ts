@@ -24,8 +24,8 @@ export interface RemoteKeySetOptions extends RemoteKeySetConfig {
  * and refetches on an unknown `kid` at most once per cooldown. Around it:
  *
  * - start never waits for the provider: the first fetch (and discovery) runs in the background and
- *   is retried with capped exponential backoff until it succeeds; until then `loaded` is false and
- *   tokens get KeysUnavailableError;
+ *   is retried with capped exponential backoff (up to cooldownMs) until it succeeds, each failure
+ *   logged with its cause; until then `loaded` is false and tokens get KeysUnavailableError;
  * - the set is refetched when its Cache-Control max-age runs out, bounded by [cooldownMs, maxAgeMs]
  *   (no-store/no-cache: cooldownMs; no header: maxAgeMs); a failed refetch keeps the cached keys
  *   (the provider being down must not lock every caller out) and is retried;
@@ -38,7 +38,6 @@ export class RemoteKeySet implements KeySource {
   private keysBody: string | null = null;
   private changes = 0;
   private freshForMs: number;
-  private problem = 'not fetched yet';
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
@@ -57,7 +56,8 @@ export class RemoteKeySet implements KeySource {
 
   readonly getKey: JWTVerifyGetKey = async (header, token) => {
     if (!this.remote || this.keysBody === null) {
-      throw new KeysUnavailableError(`the identity provider's signing keys are not loaded yet (${this.problem}); try again shortly`);
+      // Why is for the log (it may name internal addresses), not for every caller.
+      throw new KeysUnavailableError("the identity provider's signing keys are not loaded yet; try again shortly");
     }
     try {
       return await this.remote(header, token);
@@ -89,13 +89,12 @@ export class RemoteKeySet implements KeySource {
       this.failures = 0;
       wait = this.freshForMs;
     } catch (error) {
-      this.problem = error instanceof Error ? error.message : String(error);
       const retryMs = Math.min(this.options.cooldownMs, FIRST_RETRY_MS * 2 ** Math.min(this.failures, 20));
       this.failures++;
       // Half fixed, half jitter: instances restarted together do not retry in step.
       wait = retryMs / 2 + Math.random() * (retryMs / 2);
       this.options.logger.warn(
-        { problem: this.problem, retryInMs: Math.round(wait), cachedKeys: this.loaded },
+        { problem: describeFailure(error), retryInMs: Math.round(wait), cachedKeys: this.loaded },
         this.loaded ? 'identity provider keys could not be refreshed; using the cached keys' : 'identity provider keys not available yet',
       );
     }
@@ -139,6 +138,14 @@ export class RemoteKeySet implements KeySource {
   private kids(): unknown[] {
     return (JSON.parse(this.keysBody ?? '{"keys":[]}') as { keys: { kid?: unknown }[] }).keys.map((key) => key.kid);
   }
+}
+
+/** fetch() says only "fetch failed"; the cause says what (ECONNREFUSED, a DNS error, …). */
+function describeFailure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { message?: string; code?: string } | undefined;
+  const detail = cause?.message || cause?.code;
+  return detail ? `${error.message}: ${detail}` : error.message;
 }
 
 function isKeySet(body: string): boolean {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
@@ -151,4 +152,10 @@ export async function rowCounts(db: pg.Client): Promise<string> {
     (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
     (SELECT max(version) FROM membership_clock)) AS n`);
   return rows[0].n;
+}
+
+/** A logger that keeps its entries, for asserting what an app logged. */
+export function capturedLog(): { logger: Logger; entries: Record<string, any>[] } {
+  const entries: Record<string, any>[] = [];
+  return { logger: pino({ level: 'info' }, { write: (line: string) => void entries.push(JSON.parse(line)) }), entries };
 }
