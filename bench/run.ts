@@ -6,6 +6,7 @@ import { gateLookup } from './cases/gate-lookup.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
+import { tokenVerification } from './cases/token-verification.js';
 import { startCluster } from './cluster.js';
 import { markdownTable, summaryLine, writeResults } from './report.js';
 
@@ -25,6 +26,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     restoreUsers: 50_000,
     gateKeys: 100_000,
     gateLookups: 2_000_000,
+    verifications: 2_000,
     correctnessSec: 3,
   },
   full: {
@@ -40,13 +42,17 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     restoreUsers: 1_000_000,
     gateKeys: 1_000_000,
     gateLookups: 20_000_000,
+    verifications: 10_000,
     correctnessSec: 10,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, tokenVerification];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
+// `--only 7`: the cases whose labels start with that prefix (one figure without the whole run).
+const only = process.argv[process.argv.indexOf('--only') + 1];
+const cases = process.argv.includes('--only') ? CASES.filter((c) => c.labels.some((label) => label.startsWith(only ?? ''))) : CASES;
 const sizes = SIZES[mode];
 const startedAt = new Date();
 const started = performance.now();
@@ -59,7 +65,7 @@ const rows: Row[] = [];
 // Other work on this machine skews every figure; the 1-minute load average before each case says how much.
 const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
 try {
-  for (const benchCase of CASES) {
+  for (const benchCase of cases) {
     log(benchCase.labels.join(' + '));
     const caseStarted = performance.now();
     const loadAverageBefore = loadavg()[0]!;
