@@ -17,6 +17,8 @@ export interface Sizes {
   restoreUsers: number;
   gateKeys: number;
   gateLookups: number;
+  /** Distinct bearer tokens verified per round of the token verification case. */
+  verifications: number;
   correctnessSec: number;
   /** How long the overload case floods the server. */
   overloadSec: number;

@@ -8,6 +8,7 @@ import { overload } from './cases/overload.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
+import { tokenVerification } from './cases/token-verification.js';
 import { startCluster } from './cluster.js';
 import { markdownTable, summaryLine, writeResults } from './report.js';
 
@@ -27,6 +28,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     restoreUsers: 50_000,
     gateKeys: 100_000,
     gateLookups: 2_000_000,
+    verifications: 2_000,
     correctnessSec: 3,
     overloadSec: 3,
     idleStreams: 500,
@@ -44,13 +46,14 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     restoreUsers: 1_000_000,
     gateKeys: 1_000_000,
     gateLookups: 20_000_000,
+    verifications: 10_000,
     correctnessSec: 10,
     overloadSec: 30,
     idleStreams: 2_000,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
 // `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).

@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
+import { createKeySource } from './auth/key-source.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -42,9 +43,12 @@ export interface AppOptions {
 
 /** The composition root: everything an instance owns is created here and nowhere else. */
 export function createApp(config: AppConfig, options: AppOptions = {}): App {
-  const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
+  const metrics = new Metrics();
+  const keys = createKeySource(config.auth, logger);
+  metrics.observeKeySource(keys);
+  const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
   const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger, limits: config.database });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
@@ -53,7 +57,6 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     logger,
     listener: config.listener,
   });
-  const metrics = new Metrics();
   metrics.observe(membership, database.pool);
   const signals = new SignalBatcher({
     db: database.db,
@@ -80,6 +83,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     readiness: [
       { name: 'database', check: async () => (await sql`SELECT 1`.execute(database.db), true) },
       { name: 'membershipCache', check: async () => membership.inSync },
+      { name: 'authKeys', check: async () => keys.loaded },
     ],
   });
   let url = '';
@@ -94,6 +98,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       const applied = await migrateToLatest(database.db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
       if (options.membershipSync !== false) await membership.start();
+      // In the background: an unreachable identity provider delays readiness, not the start.
+      keys.start();
       url = await listen(server, config.http.port, config.http.host);
     },
     async stop() {
@@ -103,6 +109,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       statusFeed.close();
       await drain(server, config.shutdownTimeoutMs);
       await signals.drained();
+      keys.stop();
       await membership.stop();
       await database.close();
     },

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
@@ -9,9 +11,11 @@ const STATUS = `{ communityLayerStatus(userId: "${USER}") { status leftAtNs hist
 let app: App;
 let browser: Browser;
 let settingsUrl: string;
+let databaseUrl: string;
 
 beforeAll(async () => {
-  app = await startApp(await freshDatabase());
+  databaseUrl = await freshDatabase();
+  app = await startApp(databaseUrl);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -130,5 +134,46 @@ describe('the settings page in a real browser', () => {
     await expect(page.locator('#error').textContent()).resolves.toContain('Sign in again');
     await expect(page.locator('#token-form').isVisible()).resolves.toBe(true);
     await page.close();
+  });
+
+  it('renews the live stream when the embedding app posts a new token after the old one expired', async () => {
+    // An embedding app on its own origin, and an instance that lets it frame the page and post tokens.
+    let parentPage = '';
+    const embedder = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(parentPage));
+    await new Promise<void>((resolve) => embedder.listen(0, '127.0.0.1', resolve));
+    const embedderOrigin = `http://127.0.0.1:${(embedder.address() as AddressInfo).port}`;
+    const framed = await startApp(databaseUrl, { CORS_ORIGINS: embedderOrigin });
+    const page = await browser.newPage();
+    try {
+      // Short-lived: if the page is slow to open its stream, it may see only the expiry, which is what this test is about.
+      const expiring = await token(USER, undefined, '4s');
+      parentPage = `<!doctype html><script>window.received = []; addEventListener('message', (event) => received.push(event.data));</script>
+        <iframe id="settings" src="${new URL('/settings', framed.url)}#token=${expiring}"></iframe>`;
+      await page.goto(`${embedderOrigin}/app`);
+      const frame = page.frameLocator('#settings');
+
+      // The server ends the stream when the token expires; the page asks its embedder for a new one.
+      await frame.locator('#error:not([hidden])').waitFor();
+      await expect(frame.locator('#error').textContent()).resolves.toContain('Sign in again');
+      expect(await frame.locator('html').getAttribute('data-live')).toBe('off');
+      await page.waitForFunction(() => (window as unknown as { received: { type: string }[] }).received.some((m) => m.type === 'community-layer-token-expired'));
+
+      const fresh = await token(USER, undefined, '10m');
+      await page.evaluate((value) => {
+        const target = (document.getElementById('settings') as HTMLIFrameElement).contentWindow!;
+        target.postMessage({ type: 'community-layer-token', token: value }, '*');
+      }, fresh);
+      await frame.locator('html[data-live="on"]').waitFor();
+      await expect(frame.locator('#error').isHidden()).resolves.toBe(true);
+
+      // Live again: a change made through the API reaches the framed page.
+      const next = (await apiStatus()).status === 'LEFT' ? 'rejoinCommunityLayer' : 'leaveCommunityLayer';
+      const status = (await gql(framed, `mutation { ${next}(userId: "${USER}") { status } }`)).data![next].status;
+      await frame.locator(`html[data-status="${status}"]`).waitFor();
+    } finally {
+      await page.close();
+      await framed.stop();
+      embedder.close();
+    }
   });
 });

@@ -8,6 +8,11 @@ const booleanFlag = z
 
 const milliseconds = z.coerce.number().int().min(1).max(3_600_000);
 
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
+
+/** A JWT claim name: any non-empty string, namespaced URLs included (no path syntax). */
+const claimName = z.string().min(1).max(256);
+
 const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -36,8 +41,17 @@ const environmentSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   AUTH_JWT_SECRET: z.string().refine((value) => Buffer.byteLength(value) >= 32, 'must be at least 32 bytes').optional(),
   AUTH_JWT_PUBLIC_KEY: z.string().includes('-----BEGIN PUBLIC KEY-----', { message: 'must be a PEM public key (SPKI)' }).optional(),
+  AUTH_JWKS_URL: httpUrl.optional(),
+  AUTH_OIDC_ISSUER: httpUrl.optional(),
   AUTH_JWT_ISSUER: z.string().min(1).optional(),
   AUTH_JWT_AUDIENCE: z.string().min(1).optional(),
+  AUTH_AUDIENCE_CLAIM: claimName.default('aud'),
+  AUTH_USER_ID_CLAIM: claimName.default('sub'),
+  AUTH_SCOPES_CLAIM: claimName.optional(),
+  AUTH_ALLOW_NO_EXP: booleanFlag.default(false),
+  AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
+  AUTH_JWKS_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
+  AUTH_JWKS_TIMEOUT_MS: milliseconds.default(5_000),
   CORS_ORIGINS: z
     .string()
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
@@ -51,16 +65,38 @@ const environmentSchema = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).max(1_000_000).default(5000),
 });
 
-/** A key bearer tokens can be verified with. */
-export type VerificationKeyConfig = { kind: 'secret'; secret: string } | { kind: 'publicKey'; pem: string };
+/** A key bearer tokens can be verified with: a static one, or a remote key set (`jwks`), or the key set
+ * named by the issuer's discovery document (`oidc`). */
+export type VerificationKeyConfig =
+  | { kind: 'secret'; secret: string }
+  | { kind: 'publicKey'; pem: string }
+  | { kind: 'jwks'; url: string }
+  | { kind: 'oidc'; issuer: string };
 
 /** How bearer tokens are verified. `development`: main generates and persists a local secret. */
 export type AuthKeyConfig = VerificationKeyConfig | { kind: 'development' };
 
+export interface RemoteKeySetConfig {
+  /** Least time between two fetches of the key set (unknown `kid`, retries, Cache-Control). */
+  cooldownMs: number;
+  /** Longest time a fetched key set is used before it is fetched again. */
+  maxAgeMs: number;
+  timeoutMs: number;
+}
+
 export interface AuthConfig<Key extends AuthKeyConfig = AuthKeyConfig> {
   key: Key;
+  /** Required `iss`; with `oidc` always the discovered issuer. */
   issuer: string | undefined;
+  /** Required audience, read from `audienceClaim` (`aud`, or e.g. Cognito's `client_id`). */
   audience: string | undefined;
+  audienceClaim: string;
+  /** The claim holding the caller's UInt64 user id. */
+  userIdClaim: string;
+  /** The one claim holding scopes; undefined: `scope`, `scp` and `permissions` together. */
+  scopesClaim: string | undefined;
+  allowNoExp: boolean;
+  jwks: RemoteKeySetConfig;
 }
 
 export interface Config {
@@ -119,6 +155,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+type Environment = z.infer<typeof environmentSchema>;
+
 export function loadConfig(environment: Record<string, string | undefined>): Config {
   const parsed = environmentSchema.safeParse(stripEmpty(environment));
   if (!parsed.success) {
@@ -129,14 +167,8 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   if (env.LISTENER_BACKOFF_MIN_MS > env.LISTENER_BACKOFF_MAX_MS) {
     throw new ConfigError('Invalid configuration:\n  LISTENER_BACKOFF_MIN_MS: must not exceed LISTENER_BACKOFF_MAX_MS');
   }
-  if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
-    throw new ConfigError('Invalid configuration:\n  AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY: set one of them, not both');
-  }
-  if (!env.AUTH_JWT_SECRET && !env.AUTH_JWT_PUBLIC_KEY && env.NODE_ENV === 'production') {
-    throw new ConfigError(
-      'Invalid configuration:\n  AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY: required in production (tokens cannot be verified without a key)',
-    );
-  }
+  const authProblem = authConfigProblem(env);
+  if (authProblem) throw new ConfigError(`Invalid configuration:\n  ${authProblem}`);
   const production = env.NODE_ENV === 'production';
   return {
     env: env.NODE_ENV,
@@ -172,15 +204,57 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     subscriptions: { perUser: env.SUBSCRIPTIONS_PER_USER_MAX, perInstance: env.SUBSCRIPTIONS_MAX },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-    auth: {
-      key: env.AUTH_JWT_SECRET
-        ? { kind: 'secret', secret: env.AUTH_JWT_SECRET }
-        : env.AUTH_JWT_PUBLIC_KEY
-          ? { kind: 'publicKey', pem: env.AUTH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n') }
-          : { kind: 'development' },
-      issuer: env.AUTH_JWT_ISSUER,
-      audience: env.AUTH_JWT_AUDIENCE,
-    },
+    auth: authConfig(env),
+  };
+}
+
+const KEY_VARIABLES = ['AUTH_JWT_SECRET', 'AUTH_JWT_PUBLIC_KEY', 'AUTH_JWKS_URL', 'AUTH_OIDC_ISSUER'] as const;
+
+/** What is wrong with the auth variables taken together, naming them; null when nothing. */
+function authConfigProblem(env: Environment): string | null {
+  const keys = KEY_VARIABLES.filter((name) => env[name] !== undefined);
+  const production = env.NODE_ENV === 'production';
+  if (keys.length > 1) return `${keys.join(', ')}: set exactly one of them`;
+  if (keys.length === 0 && production) {
+    return `${KEY_VARIABLES.join(', ')}: one is required in production (tokens cannot be verified without a key)`;
+  }
+  if (env.AUTH_OIDC_ISSUER && env.AUTH_JWT_ISSUER && env.AUTH_OIDC_ISSUER !== env.AUTH_JWT_ISSUER) {
+    return 'AUTH_JWT_ISSUER: must be unset or equal AUTH_OIDC_ISSUER (tokens must come from the discovered issuer)';
+  }
+  if (env.AUTH_JWKS_COOLDOWN_MS > env.AUTH_JWKS_MAX_AGE_MS) return 'AUTH_JWKS_COOLDOWN_MS: must not exceed AUTH_JWKS_MAX_AGE_MS';
+  const remote = env.AUTH_JWKS_URL ? 'AUTH_JWKS_URL' : env.AUTH_OIDC_ISSUER ? 'AUTH_OIDC_ISSUER' : null;
+  if (remote && production) {
+    // A provider signs tokens for every API and app it serves: without iss and aud, any of them would do.
+    const missing = [
+      ...(remote === 'AUTH_JWKS_URL' && !env.AUTH_JWT_ISSUER ? ['AUTH_JWT_ISSUER'] : []),
+      ...(!env.AUTH_JWT_AUDIENCE ? ['AUTH_JWT_AUDIENCE'] : []),
+    ];
+    if (missing.length > 0) {
+      return `${missing.join(', ')}: required in production with ${remote} (otherwise tokens the provider issues for other APIs would be accepted)`;
+    }
+    if (!env[remote]!.startsWith('https:')) return `${remote}: must be an https URL in production`;
+  }
+  return null;
+}
+
+function authConfig(env: Environment): AuthConfig {
+  return {
+    key: env.AUTH_JWT_SECRET
+      ? { kind: 'secret', secret: env.AUTH_JWT_SECRET }
+      : env.AUTH_JWT_PUBLIC_KEY
+        ? { kind: 'publicKey', pem: env.AUTH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n') }
+        : env.AUTH_JWKS_URL
+          ? { kind: 'jwks', url: env.AUTH_JWKS_URL }
+          : env.AUTH_OIDC_ISSUER
+            ? { kind: 'oidc', issuer: env.AUTH_OIDC_ISSUER }
+            : { kind: 'development' },
+    issuer: env.AUTH_OIDC_ISSUER ?? env.AUTH_JWT_ISSUER,
+    audience: env.AUTH_JWT_AUDIENCE,
+    audienceClaim: env.AUTH_AUDIENCE_CLAIM,
+    userIdClaim: env.AUTH_USER_ID_CLAIM,
+    scopesClaim: env.AUTH_SCOPES_CLAIM,
+    allowNoExp: env.AUTH_ALLOW_NO_EXP,
+    jwks: { cooldownMs: env.AUTH_JWKS_COOLDOWN_MS, maxAgeMs: env.AUTH_JWKS_MAX_AGE_MS, timeoutMs: env.AUTH_JWKS_TIMEOUT_MS },
   };
 }
 

@@ -25,4 +25,6 @@ export interface GraphQLContext {
   /** The verified caller, or null (then `authProblem` says why). */
   viewer: Viewer | null;
   authProblem: string | null;
+  /** When the caller's token expires (ms since the epoch; null: never). Subscriptions end then. */
+  tokenExpiresAt: number | null;
 }

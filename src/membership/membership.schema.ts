@@ -1,6 +1,7 @@
 import { builder } from '../graphql/builder.js';
 import type { Services } from '../graphql/context.js';
-import { rules, targetUser } from '../auth/rules.js';
+import { requireTargetUser, rules, targetUser } from '../auth/rules.js';
+import { untilTokenExpires } from '../auth/token-expiry.js';
 import { badUserInput } from '../graphql/errors.js';
 import {
   countLeaves,
@@ -101,7 +102,7 @@ function leavePage(last: number | null | undefined, before: string | null | unde
 const userIdArgument = {
   type: 'UInt64',
   required: false,
-  description: 'Whose membership; omitted: the caller (the token subject).',
+  description: "Whose membership; omitted: the caller's own (service callers must name the user).",
 } as const;
 
 builder.queryField('communityLayerStatus', (t) =>
@@ -110,7 +111,7 @@ builder.queryField('communityLayerStatus', (t) =>
     description: 'Where a user stands. A user never seen is ACTIVE with an empty history.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: (_root, args, { services, viewer }) => findMembership(services.db, targetUser(args.userId, viewer)!),
+    resolve: (_root, args, { services, viewer }) => findMembership(services.db, requireTargetUser(args.userId, viewer)),
   }),
 );
 
@@ -122,7 +123,7 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'leave', await leave(services.db, targetUser(args.userId, viewer)!)),
+      readYourWrite(services, 'leave', await leave(services.db, requireTargetUser(args.userId, viewer))),
   }),
 );
 
@@ -133,7 +134,7 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'rejoin', await rejoin(services.db, targetUser(args.userId, viewer)!)),
+      readYourWrite(services, 'rejoin', await rejoin(services.db, requireTargetUser(args.userId, viewer))),
   }),
 );
 
@@ -141,10 +142,11 @@ builder.subscriptionField('communityLayerStatusChanged', (t) =>
   t.field({
     type: CommunityMembershipRef,
     description:
-      'The current state at once, then every change, from any instance (or SQL). Over server-sent events: POST with `Accept: text/event-stream`. Capped per watched user (8 by default) and per instance: beyond a cap, the error TOO_MANY_SUBSCRIPTIONS (HTTP 429 for the user cap, 503 for the instance cap, with Retry-After).',
+      'The current state at once, then every change, from any instance (or SQL). Over server-sent events: POST with `Accept: text/event-stream`. Capped per watched user (8 by default) and per instance: beyond a cap, the error TOO_MANY_SUBSCRIPTIONS (HTTP 429 for the user cap, 503 for the instance cap, with Retry-After). Ends with an UNAUTHENTICATED error when the token expires.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    subscribe: (_root, args, { services, viewer }) => services.statusFeed.watch(targetUser(args.userId, viewer)!),
+    subscribe: (_root, args, { services, viewer, tokenExpiresAt }) =>
+      untilTokenExpires(services.statusFeed.watch(requireTargetUser(args.userId, viewer)), tokenExpiresAt),
     resolve: (state) => ({ ...state.membership, shared: state }),
   }),
 );

@@ -36,6 +36,12 @@ export class Metrics {
     help: 'Signals dropped unwritten because their client disconnected while they were queued.',
     registers: [this.registry],
   });
+  readonly authVerifications = new Counter<'outcome'>({
+    name: 'community_auth_verifications_total',
+    help: 'Bearer tokens by outcome: verified, cached (verified earlier), or why they were refused.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly operationDuration = new Histogram({
     name: 'graphql_operation_duration_seconds',
     help: 'GraphQL execution time by operation name and type.',
@@ -58,6 +64,23 @@ export class Metrics {
         this.set(depth());
       },
     });
+  }
+
+  /** The token key source's state, read when scraped (fetch counts only for a remote key set). */
+  observeKeySource(keys: { readonly loaded: boolean; readonly fetches?: { readonly ok: number; readonly failed: number } }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'community_auth_keys_loaded',
+      help: '1 when the keys that verify tokens are loaded (a remote key set fetched at least once).',
+      registers,
+      collect() {
+        this.set(keys.loaded ? 1 : 0);
+      },
+    });
+    const { fetches } = keys;
+    if (!fetches) return;
+    mirrorCounter(registers, 'community_auth_jwks_fetches_total', 'Successful fetches of the remote key set.', () => fetches.ok);
+    mirrorCounter(registers, 'community_auth_jwks_fetch_failures_total', 'Failed fetches of the remote key set.', () => fetches.failed);
   }
 
   /** Gauges and counters read from the sync layer and the pool when scraped. */

@@ -72,8 +72,8 @@ export function createGraphQLServer(
     },
     logging: services.logger,
     context: async ({ request, requestId }) => {
-      const { viewer, problem } = await authenticator.authenticate(request.headers.get('authorization'));
-      return { services, request, requestId, viewer, authProblem: problem };
+      const { viewer, problem, expiresAt } = await authenticator.authenticate(request.headers.get('authorization'));
+      return { services, request, requestId, viewer, authProblem: problem, tokenExpiresAt: expiresAt };
     },
     plugins: [
       useStrictUtf8Body(),

@@ -199,6 +199,7 @@ async function follow(): Promise<void> {
   const controller = new AbortController();
   stream = controller;
   view.live.textContent = 'Live updates: connecting…';
+  root.dataset['live'] = 'connecting';
   try {
     const response = await fetch(endpoint, {
       method: 'POST',
@@ -226,10 +227,13 @@ async function follow(): Promise<void> {
     throw new ApiError('stream ended', 'NETWORK');
   } catch (error) {
     if (controller.signal.aborted) return;
+    root.dataset['live'] = 'off';
     if (error instanceof ApiError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+      // The server ends the stream when the token expires; the embedding app may hand over a new one.
       view.live.textContent = 'Live updates: stopped.';
       showError(explain(error));
       askForToken();
+      if (error.code === 'UNAUTHENTICATED') requestToken();
       return;
     }
     if (error instanceof ApiError && error.code === 'TOO_MANY_SUBSCRIPTIONS') showError(explain(error));
@@ -270,8 +274,17 @@ function askForToken(): void {
   view.tokenForm.hidden = false;
 }
 
+/** Tells the embedding app (if any) that the token is no longer accepted, so it can post a fresh one. */
+function requestToken(): void {
+  if (window.parent === window) return;
+  for (const origin of parentOrigins) window.parent.postMessage({ type: 'community-layer-token-expired' }, origin);
+}
+
+/** A new token renews the live stream at once (the old one ends when its token expires). */
 function useToken(value: string): void {
-  token = value.trim();
+  const next = value.trim();
+  if (next === token && root.dataset['live'] === 'on') return;
+  token = next;
   sessionStorage.setItem(TOKEN_KEY, token);
   view.tokenForm.hidden = true;
   showError(null);
