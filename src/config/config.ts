@@ -109,6 +109,11 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       'Invalid configuration:\n  AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY: required in production (tokens cannot be verified without a key)',
     );
   }
+  if (!env.DATABASE_URL && env.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'Invalid configuration:\n  DATABASE_URL: required in production (without it the service would start an embedded development database)',
+    );
+  }
   const production = env.NODE_ENV === 'production';
   return {
     env: env.NODE_ENV,
