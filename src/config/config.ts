@@ -169,6 +169,11 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   }
   const authProblem = authConfigProblem(env);
   if (authProblem) throw new ConfigError(`Invalid configuration:\n  ${authProblem}`);
+  if (!env.DATABASE_URL && env.NODE_ENV === 'production') {
+    throw new ConfigError(
+      'Invalid configuration:\n  DATABASE_URL: required in production (without it the service would start an embedded development database)',
+    );
+  }
   const production = env.NODE_ENV === 'production';
   return {
     env: env.NODE_ENV,

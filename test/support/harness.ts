@@ -35,6 +35,9 @@ export async function startApp(
     LISTENER_HEARTBEAT_MS: '1000',
     LISTENER_BACKOFF_MIN_MS: '20',
     LISTENER_BACKOFF_MAX_MS: '500',
+    // A loaded test machine stretches lock waits far beyond production's; tests of the timeouts set their own.
+    DB_LOCK_TIMEOUT_MS: '60000',
+    DB_STATEMENT_TIMEOUT_MS: '120000',
     AUTH_JWT_SECRET: TEST_SECRET,
     ...environment,
   });
