@@ -38,6 +38,7 @@ export async function startApp(
     // A loaded test machine stretches lock waits far beyond production's; tests of the timeouts set their own.
     DB_LOCK_TIMEOUT_MS: '60000',
     DB_STATEMENT_TIMEOUT_MS: '120000',
+    DB_ACQUIRE_TIMEOUT_MS: '30000',
     AUTH_JWT_SECRET: TEST_SECRET,
     ...environment,
   });
