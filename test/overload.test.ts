@@ -137,7 +137,7 @@ describe('full batches on PostgreSQL default lock settings', () => {
 
   beforeAll(async () => {
     databaseUrl = await freshDatabase();
-    const environment = { SIGNAL_BATCH_CONCURRENCY: '8', DB_POOL_MAX: '12' };
+    const environment = { SIGNAL_BATCH_CONCURRENCY: '8', DB_POOL_MAX: '12', SIGNAL_QUEUE_MAX: '8000' };
     apps = await Promise.all([startApp(databaseUrl, environment), startApp(databaseUrl, environment)]);
   });
 
