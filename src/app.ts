@@ -70,7 +70,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   });
   const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
   metrics.observeSubscriptions(statusFeed);
-  const purges = new PurgeJobs(database.db, logger, config.purge);
+  // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
+  const purgeDatabase = connectDatabase({ url: config.databaseUrl, poolMax: 1, logger, limits: config.database });
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const yoga = createGraphQLServer(config, services, authenticator, requestScope);
@@ -114,6 +116,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       await drain(server, config.shutdownTimeoutMs);
       await signals.drained();
       await purges.stop();
+      await purgeDatabase.close();
       keys.stop();
       await membership.stop();
       await database.close();

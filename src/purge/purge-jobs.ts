@@ -13,10 +13,11 @@ export class PurgeJobs {
 
   constructor(
     private readonly db: Kysely<Database>,
+    workerDb: Kysely<Database>,
     logger: Logger,
     private readonly config: Config['purge'],
   ) {
-    this.worker = new PurgeWorker({ db, logger, chunkSize: config.chunkSize, chunkPauseMs: config.chunkPauseMs, pollMs: config.pollMs });
+    this.worker = new PurgeWorker({ db: workerDb, logger, chunkSize: config.chunkSize, chunkPauseMs: config.chunkPauseMs, pollMs: config.pollMs });
   }
 
   /** Resumes whatever purge a crash or restart left running, then waits for new ones. */

@@ -56,7 +56,7 @@ function html(parentOrigins: string[]): string {
     <h2 id="purge-heading">Your past contributions</h2>
     <p class="hint">What your activity added to shared and cohort recommendations before you left still counts there until you remove it.</p>
     <button id="purge-start" type="button" class="danger">Remove my past contributions</button>
-    <div id="purge-receipt" role="status" aria-live="polite" hidden>
+    <div id="purge-receipt" tabindex="-1" role="status" aria-live="polite" hidden>
       <p id="purge-state"></p>
       <progress id="purge-progress" hidden></progress>
       <table id="purge-targets" hidden>

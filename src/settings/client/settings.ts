@@ -115,6 +115,10 @@ function render(membership: Membership): void {
   boundaryNs = left ? membership.leftAtNs : null;
   view.purge.hidden = !left;
   if (newlyLeft) void loadPurge();
+  if (!left && purgePoll !== null) {
+    clearTimeout(purgePoll);
+    purgePoll = null;
+  }
   const oldest = membership.history[0];
   // Older pages stay shown while the newest page still joins them; after a gap (many leaves since
   // the last update) or a deletion, start again from the newest page.
