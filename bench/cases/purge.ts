@@ -68,7 +68,7 @@ export const purge: Case = {
       await graphql(app, cluster.token, `mutation ($u: UInt64) { purgeCommunityContributions(userId: $u) { purgeId } }`, { u: USER });
       for (;;) {
         const receipt = (await graphql(app, cluster.token, `query ($u: UInt64) { communityPurges(userId: $u, last: 1) { status removedSoFar } }`, { u: USER }))
-          .data.communityPurges[0];
+          .communityPurges[0];
         if (receipt.status === 'FINISHED') {
           removed = receipt.removedSoFar;
           break;
@@ -77,7 +77,7 @@ export const purge: Case = {
       }
       purgeMs = performance.now() - started;
     });
-    const verified = (await graphql(app, cluster.token, `{ verifyCommunityAggregates { consistent } }`, {})).data.verifyCommunityAggregates.consistent;
+    const verified = (await graphql(app, cluster.token, `{ verifyCommunityAggregates { consistent } }`, {})).verifyCommunityAggregates.consistent;
     const ratio = purgeMs / rawMs;
     return [
       {
@@ -107,8 +107,11 @@ async function singleSignals(app: App, token: string, during: () => Promise<void
     }
   };
   const callers = Array.from({ length: 4 }, (_, id) => caller(id));
-  await during();
-  running = false;
-  await Promise.all(callers);
+  try {
+    await during();
+  } finally {
+    running = false;
+    await Promise.allSettled(callers);
+  }
   return summarize(latencies);
 }
