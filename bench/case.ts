@@ -24,6 +24,8 @@ export interface Sizes {
   overloadSec: number;
   /** Idle subscriptions held open to measure their memory. */
   idleStreams: number;
+  /** Ledger entries of the one user the purge case removes. */
+  purgeEntries: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

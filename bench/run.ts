@@ -6,6 +6,7 @@ import { gateLookup } from './cases/gate-lookup.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
 import { propagation } from './cases/propagation.js';
+import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
 import { tokenVerification } from './cases/token-verification.js';
@@ -32,6 +33,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     correctnessSec: 3,
     overloadSec: 3,
     idleStreams: 500,
+    purgeEntries: 50_000,
   },
   full: {
     workload: WORKLOAD,
@@ -50,10 +52,11 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     correctnessSec: 10,
     overloadSec: 30,
     idleStreams: 2_000,
+    purgeEntries: 1_000_000,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification, purge];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
 // `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).

@@ -4,6 +4,8 @@
 
 CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
 
+CREATE TYPE purge_status AS ENUM ('RUNNING', 'FINISHED');
+
 CREATE TYPE signal_kind AS ENUM ('VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE');
 
 -- domains
@@ -12,6 +14,8 @@ CREATE DOMAIN u64 AS numeric(20,0)
   CHECK (((VALUE >= (0)::numeric) AND (VALUE <= '18446744073709551615'::numeric)));
 
 -- sequences
+
+CREATE SEQUENCE community_purge_id_seq AS bigint OWNED BY community_purge.id;
 
 CREATE SEQUENCE signal_id_seq AS bigint OWNED BY signal.id;
 
@@ -55,6 +59,32 @@ CREATE TABLE community_membership (
   CONSTRAINT left_at_ns_iff_left CHECK (((status = 'LEFT'::membership_status) = (left_at_ns IS NOT NULL)))
 );
 
+CREATE TABLE community_purge (
+  id bigint NOT NULL DEFAULT nextval('community_purge_id_seq'::regclass),
+  user_id u64 NOT NULL,
+  boundary_ns bigint NOT NULL,
+  from_ns bigint NOT NULL,
+  requested_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  status purge_status NOT NULL,
+  removed_so_far bigint NOT NULL DEFAULT 0,
+  weight_micros_removed numeric NOT NULL DEFAULT 0,
+  chunks integer NOT NULL DEFAULT 0,
+  cursor_at_ns bigint NOT NULL,
+  cursor_signal_id bigint NOT NULL,
+  CONSTRAINT community_purge_pkey PRIMARY KEY (id),
+  CONSTRAINT finished_at_iff_finished CHECK (((status = 'FINISHED'::purge_status) = (finished_at IS NOT NULL)))
+);
+
+CREATE TABLE community_purge_target (
+  purge_id bigint NOT NULL,
+  cohort_id text NOT NULL,
+  entries bigint NOT NULL,
+  weight_micros numeric NOT NULL,
+  CONSTRAINT community_purge_target_pkey PRIMARY KEY (purge_id, cohort_id),
+  CONSTRAINT community_purge_target_purge_id_fkey FOREIGN KEY (purge_id) REFERENCES community_purge(id) ON DELETE CASCADE
+);
+
 CREATE TABLE leave_episode (
   user_id u64 NOT NULL,
   left_at_ns bigint NOT NULL,
@@ -82,6 +112,7 @@ CREATE TABLE signal (
   cohort_ids text[] NOT NULL DEFAULT '{}'::text[],
   at_ns bigint NOT NULL,
   forwarded boolean NOT NULL,
+  purge_id bigint,
   CONSTRAINT signal_pkey PRIMARY KEY (id)
 );
 
@@ -98,6 +129,14 @@ CREATE UNIQUE INDEX community_item_aggregate_pkey ON public.community_item_aggre
 CREATE UNIQUE INDEX community_membership_pkey ON public.community_membership USING btree (user_id);
 
 CREATE INDEX community_membership_version_idx ON public.community_membership USING btree (version);
+
+CREATE UNIQUE INDEX community_purge_one_running_idx ON public.community_purge USING btree (user_id) WHERE (status = 'RUNNING'::purge_status);
+
+CREATE UNIQUE INDEX community_purge_pkey ON public.community_purge USING btree (id);
+
+CREATE UNIQUE INDEX community_purge_target_pkey ON public.community_purge_target USING btree (purge_id, cohort_id);
+
+CREATE INDEX community_purge_user_idx ON public.community_purge USING btree (user_id, id);
 
 CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btree (user_id) WHERE (rejoined_at_ns IS NULL);
 
@@ -120,7 +159,7 @@ CREATE VIEW contribution AS SELECT s.user_id,
     s.weight_micros,
     s.at_ns
    FROM signal s
-  WHERE s.forwarded
+  WHERE (s.forwarded AND (s.purge_id IS NULL))
 UNION ALL
  SELECT c.user_id,
     c.signal_id,
@@ -145,6 +184,20 @@ BEGIN
       NEW.status, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint));
   END IF;
   RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.community_membership_purge_guard()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF OLD.status = 'LEFT' AND (TG_OP = 'DELETE' OR NEW.status <> 'LEFT')
+     AND EXISTS (SELECT 1 FROM community_purge p WHERE p.user_id = OLD.user_id AND p.status = 'RUNNING') THEN
+    RAISE EXCEPTION 'a purge of the contributions of user % is running: rejoin when it has finished', OLD.user_id
+      USING ERRCODE = 'CLP02';
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
 END
 $function$;
 
@@ -322,6 +375,39 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.request_community_purge(p_user u64, OUT purge_id bigint, OUT created boolean)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  m community_membership;
+  v_from bigint;
+BEGIN
+  PERFORM require_read_committed();
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
+  SELECT * INTO m FROM community_membership WHERE user_id = p_user;
+  IF m.status IS DISTINCT FROM 'LEFT' THEN
+    RAISE EXCEPTION 'user % is not LEFT: leave the community layer first', p_user USING ERRCODE = 'CLP01';
+  END IF;
+  SELECT p.id INTO purge_id FROM community_purge p WHERE p.user_id = p_user AND p.status = 'RUNNING';
+  created := NOT FOUND;
+  IF NOT created THEN
+    RETURN;
+  END IF;
+  -- Every earlier purge finished, so everything below its boundary is already gone: start there.
+  v_from := coalesce((SELECT max(p.boundary_ns) FROM community_purge p WHERE p.user_id = p_user), 0);
+  INSERT INTO community_purge (user_id, boundary_ns, from_ns, cursor_at_ns, cursor_signal_id, status, finished_at)
+  SELECT p_user, m.left_at_ns, v_from, v_from - 1, 9223372036854775807, x.status,
+         CASE WHEN x.status = 'FINISHED' THEN now() END
+    FROM (SELECT CASE WHEN EXISTS (
+            SELECT 1 FROM signal s
+             WHERE s.user_id = p_user AND s.forwarded AND s.purge_id IS NULL
+               AND s.at_ns >= v_from AND s.at_ns < m.left_at_ns)
+          THEN 'RUNNING'::purge_status ELSE 'FINISHED'::purge_status END AS status) x
+  RETURNING id INTO purge_id;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.require_read_committed()
  RETURNS void
  LANGUAGE plpgsql
@@ -333,8 +419,103 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.run_community_purge_chunk(p_limit integer, OUT purge_id bigint, OUT user_id u64, OUT finished boolean, OUT removed_so_far bigint)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  p community_purge;
+  v_shard int2 := (pg_backend_pid() % 32)::int2;
+  v_signals int;
+  v_entries bigint;
+  v_weight numeric;
+  v_last_at bigint;
+  v_last_id bigint;
+BEGIN
+  SELECT * INTO p FROM community_purge c WHERE c.status = 'RUNNING' ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  WITH picked AS MATERIALIZED (
+    SELECT s.id, s.item_id, s.weight_micros, s.at_ns FROM signal s
+     WHERE s.user_id = p.user_id AND s.forwarded AND s.purge_id IS NULL AND s.at_ns < p.boundary_ns
+       AND (s.at_ns, s.id) > (p.cursor_at_ns, p.cursor_signal_id)
+     ORDER BY s.at_ns, s.id
+     LIMIT p_limit
+  ), marked AS (
+    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.id = picked.id
+    RETURNING s.item_id, s.weight_micros
+  ), unlinked AS (
+    DELETE FROM cohort_contribution c USING picked WHERE c.signal_id = picked.id
+    RETURNING c.cohort_id, c.item_id, c.weight_micros
+  ), removed AS (
+    SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id
+    UNION ALL
+    SELECT u.cohort_id, u.item_id, count(*), sum(u.weight_micros) FROM unlinked u GROUP BY u.cohort_id, u.item_id
+  ), community AS (
+    INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
+    SELECT r.item_id, v_shard, -r.n, -r.w FROM removed r WHERE r.target = '' ORDER BY r.item_id
+    ON CONFLICT (item_id, shard) DO UPDATE
+      SET signal_count = agg.signal_count + excluded.signal_count,
+          weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+  ), cohort AS (
+    INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
+    SELECT r.target, r.item_id, v_shard, -r.n, -r.w FROM removed r WHERE r.target <> '' ORDER BY r.target, r.item_id
+    ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
+      SET signal_count = agg.signal_count + excluded.signal_count,
+          weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+  ), per_target AS (
+    INSERT INTO community_purge_target AS t (purge_id, cohort_id, entries, weight_micros)
+    SELECT p.id, r.target, sum(r.n), sum(r.w) FROM removed r GROUP BY r.target
+    ON CONFLICT ON CONSTRAINT community_purge_target_pkey DO UPDATE
+      SET entries = t.entries + excluded.entries, weight_micros = t.weight_micros + excluded.weight_micros
+  )
+  SELECT (SELECT count(*) FROM picked),
+         (SELECT coalesce(sum(r.n), 0) FROM removed r),
+         (SELECT coalesce(sum(r.w), 0) FROM removed r),
+         last.at_ns, last.id
+    INTO v_signals, v_entries, v_weight, v_last_at, v_last_id
+    FROM (SELECT 1) one
+    LEFT JOIN LATERAL (SELECT pk.at_ns, pk.id FROM picked pk ORDER BY pk.at_ns DESC, pk.id DESC LIMIT 1) last ON true;
+  finished := v_signals < p_limit;
+  UPDATE community_purge c
+     SET removed_so_far = c.removed_so_far + v_entries,
+         weight_micros_removed = c.weight_micros_removed + v_weight,
+         chunks = c.chunks + CASE WHEN v_signals > 0 THEN 1 ELSE 0 END,
+         cursor_at_ns = coalesce(v_last_at, c.cursor_at_ns),
+         cursor_signal_id = coalesce(v_last_id, c.cursor_signal_id),
+         status = CASE WHEN finished THEN 'FINISHED'::purge_status ELSE c.status END,
+         finished_at = CASE WHEN finished THEN now() ELSE NULL END
+   WHERE c.id = p.id
+   RETURNING c.id, c.user_id, c.removed_so_far INTO purge_id, user_id, removed_so_far;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.verify_community_aggregates(p_item text)
+ RETURNS TABLE(target text, item_id text, ledger_count bigint, aggregate_count numeric, ledger_weight numeric, aggregate_weight numeric)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH ledger AS (
+    SELECT coalesce(c.cohort_id, '') AS target, c.item_id, count(*) AS n, sum(c.weight_micros) AS w
+      FROM contribution c WHERE p_item IS NULL OR c.item_id = p_item GROUP BY 1, 2
+  ), aggregate AS (
+    SELECT '' AS target, a.item_id, sum(a.signal_count) AS n, sum(a.weight_micros_sum) AS w
+      FROM community_item_aggregate a WHERE p_item IS NULL OR a.item_id = p_item GROUP BY 1, 2
+    UNION ALL
+    SELECT a.cohort_id, a.item_id, sum(a.signal_count), sum(a.weight_micros_sum)
+      FROM cohort_item_aggregate a WHERE p_item IS NULL OR a.item_id = p_item GROUP BY 1, 2
+  )
+  SELECT target, item_id, coalesce(l.n, 0), coalesce(a.n, 0), coalesce(l.w, 0), coalesce(a.w, 0)
+    FROM ledger l FULL JOIN aggregate a USING (target, item_id)
+   WHERE coalesce(l.n, 0) <> coalesce(a.n, 0) OR coalesce(l.w, 0) <> coalesce(a.w, 0)
+   ORDER BY target, item_id
+$function$;
+
 -- triggers
 
 CREATE TRIGGER community_membership_notify AFTER INSERT OR DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_notify();
+
+CREATE TRIGGER community_membership_purge_guard BEFORE DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_purge_guard();
 
 CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();

@@ -13,6 +13,7 @@ import type { Services } from './graphql/context.js';
 import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
+import { PurgeJobs } from './purge/purge-jobs.js';
 import { createHttpServer } from './server/http.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './server/logger.js';
@@ -69,7 +70,10 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   });
   const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
   metrics.observeSubscriptions(statusFeed);
-  const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
+  // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
+  const purgeDatabase = connectDatabase({ url: config.databaseUrl, poolMax: 1, logger, limits: config.database });
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
+  const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const yoga = createGraphQLServer(config, services, authenticator, requestScope);
   let shuttingDown = false;
@@ -98,6 +102,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       const applied = await migrateToLatest(database.db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
       if (options.membershipSync !== false) await membership.start();
+      purges.start();
       // In the background: an unreachable identity provider delays readiness, not the start.
       keys.start();
       url = await listen(server, config.http.port, config.http.host);
@@ -107,8 +112,11 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdownGraceMs);
       statusFeed.close();
+      purges.closeStreams();
       await drain(server, config.shutdownTimeoutMs);
       await signals.drained();
+      await purges.stop();
+      await purgeDatabase.close();
       keys.stop();
       await membership.stop();
       await database.close();

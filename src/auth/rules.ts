@@ -12,6 +12,8 @@ import type { Viewer } from './claims.js';
  * | signal, signals, validateSignal             | the user themselves, or signals:write     |
  * | communityItemAggregate, cohortItemAggregate | any authenticated caller                  |
  * | communityContributions                      | the user themselves, or community:admin   |
+ * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
+ * | verifyCommunityAggregates                   | community:admin                           |
  */
 export interface AuthScopes {
   authenticated: boolean;
@@ -26,6 +28,7 @@ export const rules = {
   sendSignals: (userIds: readonly string[]) => ({ $any: { signalWriter: true, self: userIds } }),
   readAggregates: { authenticated: true },
   readContributions: (userId: string) => ({ $any: { admin: true, self: [userId] } }),
+  verifyAggregates: { admin: true },
 } as const;
 
 export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string }) {

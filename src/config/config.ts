@@ -37,6 +37,10 @@ const environmentSchema = z.object({
   CACHE_RESYNC_MS: milliseconds.default(60_000),
   SUBSCRIPTIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(1000).default(8),
   SUBSCRIPTIONS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  PURGE_CHUNK_SIZE: z.coerce.number().int().min(1).max(100_000).default(10_000),
+  PURGE_CHUNK_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  PURGE_POLL_MS: milliseconds.default(1_000),
+  PURGE_PROGRESS_MS: milliseconds.default(500),
   SHUTDOWN_TIMEOUT_MS: milliseconds.default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   AUTH_JWT_SECRET: z.string().refine((value) => Buffer.byteLength(value) >= 32, 'must be at least 32 bytes').optional(),
@@ -132,6 +136,11 @@ export interface Config {
   };
   /** Caps on `communityLayerStatusChanged` streams, per watched user and per instance. */
   subscriptions: { perUser: number; perInstance: number };
+  /**
+   * Purge jobs: signals per chunk (each chunk one transaction), pause between chunks, how often an
+   * idle worker looks for work, and how often a progress stream re-reads a running purge.
+   */
+  purge: { chunkSize: number; chunkPauseMs: number; pollMs: number; progressMs: number };
   shutdownTimeoutMs: number;
   /** How long readiness is false before the server stops accepting connections. */
   shutdownGraceMs: number;
@@ -207,6 +216,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       resyncMs: env.CACHE_RESYNC_MS,
     },
     subscriptions: { perUser: env.SUBSCRIPTIONS_PER_USER_MAX, perInstance: env.SUBSCRIPTIONS_MAX },
+    purge: { chunkSize: env.PURGE_CHUNK_SIZE, chunkPauseMs: env.PURGE_CHUNK_PAUSE_MS, pollMs: env.PURGE_POLL_MS, progressMs: env.PURGE_PROGRESS_MS },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
     auth: authConfig(env),

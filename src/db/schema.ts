@@ -37,6 +37,8 @@ export interface SignalTable {
   cohort_ids: string[];
   at_ns: Int8;
   forwarded: boolean;
+  /** The purge that removed this community entry from the ledger; the signal itself stays. */
+  purge_id: ColumnType<string | null, never, never>;
 }
 
 export interface CohortContributionTable {
@@ -69,6 +71,32 @@ export interface CohortItemAggregateTable extends CommunityItemAggregateTable {
   cohort_id: string;
 }
 
+export type PurgeStatus = 'RUNNING' | 'FINISHED';
+
+/** Written only by request_community_purge and run_community_purge_chunk (src/db/sql/). */
+export interface CommunityPurgeTable {
+  id: ColumnType<string, never, never>;
+  user_id: ColumnType<string, never, never>;
+  boundary_ns: ColumnType<string, never, never>;
+  from_ns: ColumnType<string, never, never>;
+  requested_at: ColumnType<Date, never, never>;
+  finished_at: ColumnType<Date | null, never, never>;
+  status: ColumnType<PurgeStatus, never, never>;
+  removed_so_far: ColumnType<string, never, never>;
+  weight_micros_removed: ColumnType<string, never, never>;
+  chunks: ColumnType<number, never, never>;
+  cursor_at_ns: ColumnType<string, never, never>;
+  cursor_signal_id: ColumnType<string, never, never>;
+}
+
+export interface CommunityPurgeTargetTable {
+  purge_id: ColumnType<string, never, never>;
+  /** '' for the community aggregate. */
+  cohort_id: ColumnType<string, never, never>;
+  entries: ColumnType<string, never, never>;
+  weight_micros: ColumnType<string, never, never>;
+}
+
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -78,6 +106,8 @@ export interface Database {
   contribution: ContributionView;
   community_item_aggregate: CommunityItemAggregateTable;
   cohort_item_aggregate: CohortItemAggregateTable;
+  community_purge: CommunityPurgeTable;
+  community_purge_target: CommunityPurgeTargetTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

@@ -5,6 +5,7 @@ import type { MembershipSync } from '../cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
 import type { MembershipStatusFeed } from '../membership/status-feed.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PurgeJobs } from '../purge/purge-jobs.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
 
 /** What resolvers may use; built once per app by the composition root. */
@@ -13,6 +14,7 @@ export interface Services {
   membership: MembershipSync;
   signals: SignalBatcher;
   statusFeed: MembershipStatusFeed;
+  purges: PurgeJobs;
   metrics: Metrics;
   logger: Logger;
 }

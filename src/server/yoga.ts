@@ -9,6 +9,7 @@ import type { GraphQLContext, Services } from '../graphql/context.js';
 import { isTransientDatabaseError } from '../db/database-errors.js';
 import { retryLater } from '../graphql/errors.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
+import { purgeRefusal } from '../purge/purge-errors.js';
 import { schema } from '../graphql/schema.js';
 import { useOperationMetrics } from '../metrics/operation-metrics.js';
 import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
@@ -59,6 +60,8 @@ export function createGraphQLServer(
         if (original instanceof OverloadedError) {
           return retryLater('OVERLOADED', original.message, config.retryAfterSeconds, requestId);
         }
+        const refusal = purgeRefusal(original);
+        if (refusal) return refusal;
         if (isTransientDatabaseError(original)) {
           services.logger.warn({ err: original, requestId }, 'database unavailable');
           return retryLater('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', config.retryAfterSeconds, requestId);

@@ -21,6 +21,17 @@ interface Membership {
   history: Episode[];
 }
 
+interface PurgeReceipt {
+  purgeId: string;
+  status: 'RUNNING' | 'FINISHED';
+  boundaryNs: string;
+  finishedAt: string | null;
+  removedSoFar: number;
+  weightRemoved: number;
+  foundNothing: boolean;
+  targets: { target: string; entries: number; weight: number }[];
+}
+
 interface GraphQLError {
   message: string;
   extensions?: { code?: string; requestId?: string };
@@ -38,6 +49,8 @@ class ApiError extends Error {
 const EPISODE = 'leftAtNs rejoinedAtNs gatedSignals';
 const FIELDS = `userId status leftAtNs leftAt leaveCount history { ${EPISODE} }`;
 const OLDER = `query ($before: UInt64!) { communityLayerStatus { leaveCount history(before: $before) { ${EPISODE} } } }`;
+const RECEIPT = 'purgeId status boundaryNs finishedAt removedSoFar weightRemoved foundNothing targets { target entries weight }';
+const PURGE_POLL_MS = 1000;
 const TOKEN_KEY = 'community-layer-token';
 const root = document.documentElement;
 const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
@@ -57,6 +70,15 @@ const view = {
   error: element<HTMLParagraphElement>('error'),
   live: element<HTMLParagraphElement>('live'),
   confirm: element<HTMLDialogElement>('confirm-leave'),
+  purge: element<HTMLElement>('purge'),
+  purgeStart: element<HTMLButtonElement>('purge-start'),
+  purgeReceipt: element<HTMLDivElement>('purge-receipt'),
+  purgeState: element<HTMLParagraphElement>('purge-state'),
+  purgeProgress: element<HTMLProgressElement>('purge-progress'),
+  purgeTargets: element<HTMLTableElement>('purge-targets'),
+  purgeTargetRows: element<HTMLTableSectionElement>('purge-target-rows'),
+  confirmPurge: element<HTMLDialogElement>('confirm-purge'),
+  confirmPurgeBoundary: element<HTMLSpanElement>('confirm-purge-boundary'),
   tokenForm: element<HTMLFormElement>('token-form'),
   tokenInput: element<HTMLTextAreaElement>('token-input'),
 };
@@ -64,6 +86,9 @@ const view = {
 let token: string | null = null;
 let stream: AbortController | null = null;
 let retryDelay = 500;
+/** The boundary shown while LEFT (null while ACTIVE), and the pending receipt poll. */
+let boundaryNs: string | null = null;
+let purgePoll: ReturnType<typeof setTimeout> | null = null;
 /** Every leave shown, by leftAtNs: the newest page from each update plus the older pages asked for. */
 const episodes = new Map<string, Episode>();
 
@@ -86,6 +111,14 @@ function render(membership: Membership): void {
   }
   view.leave.hidden = left;
   view.rejoin.hidden = !left;
+  const newlyLeft = left && membership.leftAtNs !== boundaryNs;
+  boundaryNs = left ? membership.leftAtNs : null;
+  view.purge.hidden = !left;
+  if (newlyLeft) void loadPurge();
+  if (!left && purgePoll !== null) {
+    clearTimeout(purgePoll);
+    purgePoll = null;
+  }
   const oldest = membership.history[0];
   // Older pages stay shown while the newest page still joins them; after a gap (many leaves since
   // the last update) or a deletion, start again from the newest page.
@@ -122,6 +155,67 @@ async function showOlder(): Promise<void> {
   }
 }
 
+/** The newest receipt; polled while its purge runs. */
+async function loadPurge(): Promise<void> {
+  if (purgePoll !== null) clearTimeout(purgePoll);
+  purgePoll = null;
+  try {
+    const receipts = (await request(`query { communityPurges(last: 1) { ${RECEIPT} } }`)) as unknown as PurgeReceipt[];
+    showPurge(receipts[0] ?? null);
+  } catch (error) {
+    showError(explain(error));
+    if (boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+  }
+}
+
+function showPurge(receipt: PurgeReceipt | null): void {
+  // A receipt from an earlier leave says nothing about what this leave's boundary left behind.
+  const current = receipt !== null && receipt.boundaryNs === boundaryNs;
+  view.purgeReceipt.hidden = receipt === null;
+  view.purgeStart.hidden = current;
+  if (receipt === null) return;
+  root.dataset['purge'] = receipt.status;
+  const running = receipt.status === 'RUNNING';
+  view.purgeProgress.hidden = !running;
+  view.purgeState.textContent = running
+    ? `Removing your past contributions… ${receipt.removedSoFar} removed so far.`
+    : receipt.foundNothing
+      ? 'There was nothing left to remove: your past contributions had already been removed.'
+      : `${current ? 'Your' : 'Last time, your'} past contributions were removed: ${receipt.removedSoFar} entries, weight ${receipt.weightRemoved}, on ${formatInstant(receipt.finishedAt === null ? null : isoToNs(receipt.finishedAt))}.`;
+  view.purgeTargets.hidden = receipt.targets.length === 0;
+  view.purgeTargetRows.replaceChildren(
+    ...receipt.targets.map((target) => {
+      const row = document.createElement('tr');
+      for (const text of [target.target === 'community' ? 'Everyone' : `Cohort ${target.target}`, String(target.entries), String(target.weight)]) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      return row;
+    }),
+  );
+  if (running && boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+}
+
+function isoToNs(iso: string): string {
+  return String(BigInt(Date.parse(iso)) * 1_000_000n);
+}
+
+async function startPurge(): Promise<void> {
+  view.purgeStart.disabled = true;
+  try {
+    const receipt = (await request(`mutation { purgeCommunityContributions { ${RECEIPT} } }`)) as unknown as PurgeReceipt;
+    showError(null);
+    showPurge(receipt);
+    view.purgeReceipt.focus();
+  } catch (error) {
+    showError(explain(error));
+    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+  } finally {
+    view.purgeStart.disabled = false;
+  }
+}
+
 function timeElement(ns: string, iso: string | null): HTMLTimeElement {
   const time = document.createElement('time');
   time.dateTime = iso ?? '';
@@ -154,6 +248,8 @@ function explain(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.code === 'UNAUTHENTICATED') return 'Your sign-in has expired or is not valid. Sign in again to manage this setting.';
     if (error.code === 'FORBIDDEN') return 'This account may not change this setting.';
+    if (error.code === 'PURGE_IN_PROGRESS') return 'Your past contributions are still being removed. You can rejoin when that has finished.';
+    if (error.code === 'NOT_LEFT') return 'Leave the community layer first; then you can remove your past contributions.';
     if (error.code === 'TOO_MANY_SUBSCRIPTIONS') return 'Too many open pages follow this setting live. Close one; this page retries by itself.';
     return `The service could not do that (${error.message}). Please try again.`;
   }
@@ -307,6 +403,14 @@ view.confirm.addEventListener('close', () => {
   } else {
     view.leave.focus();
   }
+});
+view.purgeStart.addEventListener('click', () => {
+  view.confirmPurgeBoundary.textContent = `before ${formatInstant(boundaryNs)}`;
+  view.confirmPurge.showModal();
+});
+view.confirmPurge.addEventListener('close', () => {
+  if (view.confirmPurge.returnValue === 'confirm') void startPurge();
+  else view.purgeStart.focus();
 });
 view.older.addEventListener('click', () => void showOlder());
 view.rejoin.addEventListener('click', () => void act(`mutation { rejoinCommunityLayer { ${FIELDS} } }`, view.rejoin, () => view.leave));
