@@ -80,6 +80,8 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
           body: JSON.stringify({ query: SIGNAL, variables: { input: { userId: String(client), itemId: `o-${i}`, kind: 'VIEW' } } }),
+          // A request the server never answers is a failure to report, not a reason to hang.
+          signal: AbortSignal.timeout(60_000),
         });
         const body = (await response.json()) as { data?: { signal?: { signalId: string } }; errors?: { extensions?: { code?: string } }[] };
         const code = body.errors?.[0]?.extensions?.code;
@@ -108,27 +110,40 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
     ...instances.flatMap((instance, n) => [sendBackToBack(instance, 2 * n + 1), sendBackToBack(instance, 2 * n + 2)]),
     ...instances.map(pollReadiness),
   ];
-  const moreAcknowledged = async (count: number) => {
+  const state = () =>
+    JSON.stringify(
+      instances.map((instance) => ({
+        acknowledged: instance.acknowledged.length,
+        retryable: instance.retryable,
+        unexpected: instance.unexpected.slice(0, 3),
+        readiness: instance.readiness,
+        exit: [instance.child.exitCode, instance.child.signalCode],
+      })),
+    );
+  const until = (what: string, check: () => boolean) =>
+    eventually(check, 60_000).catch(() => {
+      throw new Error(`${what} did not happen; instances: ${state()}`);
+    });
+  const moreAcknowledged = async (what: string, count: number) => {
     const targets = instances.map((instance) => instance.acknowledged.length + count);
-    await eventually(() => instances.every((instance, n) => instance.acknowledged.length >= targets[n]!), 120_000);
+    await until(what, () => instances.every((instance, n) => instance.acknowledged.length >= targets[n]!));
   };
 
-  await moreAcknowledged(30);
+  await moreAcknowledged('30 signals acknowledged by each instance before the restart', 30);
   await database.pause();
   await database.resume();
-  await moreAcknowledged(30);
+  await moreAcknowledged('30 more after the restart', 30);
 
   await database.pause();
   const refusedBefore = instances.map((instance) => instance.retryable);
   const outage = new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
-  await eventually(
-    () => instances.every((instance, n) => instance.readiness.at(-1) === 503 && instance.retryable > refusedBefore[n]!),
-    120_000,
+  await until('not ready and a 503 on each instance during the outage', () =>
+    instances.every((instance, n) => instance.readiness.at(-1) === 503 && instance.retryable > refusedBefore[n]!),
   );
   await outage;
   await database.resume();
-  await moreAcknowledged(30);
-  await eventually(() => instances.every((instance) => instance.readiness.at(-1) === 200), 120_000);
+  await moreAcknowledged('30 more after the outage', 30);
+  await until('ready again', () => instances.every((instance) => instance.readiness.at(-1) === 200));
   running = false;
   await Promise.all(load);
 
@@ -150,4 +165,4 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
   } finally {
     await db.end();
   }
-}, 240_000);
+}, 300_000);
