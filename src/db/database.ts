@@ -19,6 +19,9 @@ export function connectDatabase(options: { url: string; poolMax: number; logger:
   });
   // An idle client whose backend dies emits 'error' on the pool; unhandled, it would crash us.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection lost'));
+  // A checked-out client has no pool listener: its connection dying mid-query would otherwise be an
+  // uncaught 'error' event. The query in flight is rejected anyway, and its caller decides.
+  pool.on('connect', (client) => client.on('error', (error) => options.logger.debug({ err: error }, 'database connection lost')));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
   return { db, pool, close: () => db.destroy() };
 }
