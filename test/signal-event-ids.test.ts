@@ -154,6 +154,14 @@ describe('signals with event ids', () => {
     expect((await gql(a, HISTORY, { userId: '304' })).data!.communityLayerStatus.history).toEqual([{ gatedSignals: 1 }]);
   });
 
+  it('keeps an eventId of 1 and of 128 characters exactly as sent', async () => {
+    for (const eventId of ['x', 'é'.repeat(128)]) {
+      const first = await send(a, { userId: '307', itemId: 'lengths', kind: 'VIEW', eventId });
+      expect(await send(b, { userId: '307', itemId: 'lengths', kind: 'VIEW', eventId })).toEqual({ ...first, duplicate: true });
+    }
+    expect((await storedRows(db, '307')).map((row) => row.event_id)).toEqual(['x', 'é'.repeat(128)]);
+  });
+
   it('a batch with duplicates of itself and of earlier signals: the first occurrence wins, each is counted once', async () => {
     const earlier = await send(a, { userId: '305', itemId: 'batch', kind: 'VIEW', context: { cohortIds: ['c1'] }, eventId: 'e1' });
     const signal = (eventId: string | undefined, itemId: string, cohortIds: string[], userId = '305') => ({
