@@ -207,7 +207,7 @@ BEGIN
             ORDER BY 1) AS k;
   v_now := now_ns();
   WITH input AS (
-    SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id
+    SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
       FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open, p_event_ids)
            WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, event_id, ord)
   ), requested_cohorts AS (
