@@ -26,18 +26,20 @@ export const batched: Case = {
     const statements = batches.map((inputs) => multiInsert(inputs, left));
     const seconds = sizes.durationSec / sizes.rounds;
     let next = 0;
-    const signals = (eventIds: boolean) => () =>
+    const signals = (eventIds: boolean, durationSec = seconds) => () =>
       httpLoad({
         url: app.url,
         token: cluster.token,
         bodies: batches.map((inputs) => body(SIGNALS, { inputs: eventIds ? inputs.map(withEventId) : inputs })),
         connections: sizes.batchCallers,
-        durationSec: seconds,
+        durationSec,
         freshEventIds: eventIds,
       });
     const ingest = (eventIds: boolean) => () =>
       pgLoad({ url, clients: sizes.batchCallers, durationSec: seconds, next: () => ingestCall(batches[next++ % batches.length]!, left, eventIds) });
 
+    // Both service paths warm, so neither pays for the JIT (warm-up results are not figures).
+    for (const warm of [signals(false, sizes.warmupSec), signals(true, sizes.warmupSec)]) await warm();
     const [measured, raw, withIds, ingestWithout, ingestWith] = await interleave(
       [
         signals(false),
