@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -22,6 +24,10 @@ export class AbandonedError extends Error {
 interface Job {
   signals: readonly ValidSignal[];
   abandoned: AbortSignal | undefined;
+  /** Per signal: the client's event id, or one generated here, kept for every attempt. */
+  eventIds: readonly string[];
+  /** Per signal: an earlier attempt whose outcome is unknown may have stored it for this request. */
+  maybeStored: boolean[];
   resolve(outcomes: SignalOutcome[]): void;
   reject(error: unknown): void;
 }
@@ -38,8 +44,28 @@ export interface SignalBatcherOptions {
   maxQueued: number;
 }
 
-const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
 const MAX_ATTEMPTS = 3;
+
+/**
+ * Whether a failed attempt may still have committed: the connection was lost (say while the
+ * commit's reply was in flight) or the server ended the session. Any other error the server
+ * reports rolled the statement back.
+ */
+function outcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return true;
+  const code = error.code ?? '';
+  return code.startsWith('08') || code.startsWith('57P');
+}
+
+/**
+ * Every attempt carries the same event ids, so a resend is a no-op for whatever an earlier attempt
+ * committed. Worth it after an unknown outcome and after a deadlock or serialization failure; any
+ * other error would recur.
+ */
+function worthResending(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return outcomeUnknown(error) || code === '40P01' || code === '40001';
+}
 
 /**
  * Group commit: signals that arrive while earlier groups are in flight are written together in one
@@ -79,7 +105,9 @@ export class SignalBatcher {
     }
     if (abandoned?.aborted) return Promise.reject(new AbandonedError('the client disconnected'));
     return new Promise((resolve, reject) => {
-      const job: Job = { signals, abandoned, resolve, reject };
+      // A signal without the client's event id gets one here, so that no resend can store it twice.
+      const eventIds = signals.map((signal) => signal.eventId ?? randomUUID());
+      const job: Job = { signals, abandoned, eventIds, maybeStored: signals.map(() => false), resolve, reject };
       this.queue.push(job);
       this.queuedSignals += signals.length;
       abandoned?.addEventListener('abort', () => this.dropIfQueued(job), { once: true });
@@ -143,7 +171,7 @@ export class SignalBatcher {
 
   private async write(jobs: Job[]): Promise<void> {
     try {
-      const outcomes = await this.writeWithRetry(jobs.flatMap((job) => job.signals));
+      const outcomes = await this.writeWithRetry(jobs);
       let offset = 0;
       for (const job of jobs) {
         job.resolve(outcomes.slice(offset, offset + job.signals.length));
@@ -154,29 +182,55 @@ export class SignalBatcher {
         jobs[0]!.reject(error);
         return;
       }
-      // One bad job must not fail its neighbours: retry each alone.
+      // One bad job must not fail its neighbours: retry each alone (same event ids: a no-op for what
+      // the group may have committed).
       this.options.logger.warn({ err: error, jobs: jobs.length }, 'signal group failed; writing its requests one by one');
       await Promise.all(jobs.map((job) => this.write([job])));
     }
   }
 
-  private count(stored: readonly StoredSignal[]): void {
-    const forwarded = stored.filter((row) => row.forwarded).length;
+  private count(outcomes: readonly SignalOutcome[]): void {
+    const duplicate = outcomes.filter((outcome) => outcome.duplicate).length;
+    const forwarded = outcomes.filter((outcome) => outcome.forwarded && !outcome.duplicate).length;
     this.options.metrics.signals.inc({ outcome: 'forwarded' }, forwarded);
-    this.options.metrics.signals.inc({ outcome: 'gated' }, stored.length - forwarded);
-    this.options.metrics.signalGroupSize.observe(stored.length);
+    this.options.metrics.signals.inc({ outcome: 'gated' }, outcomes.length - duplicate - forwarded);
+    this.options.metrics.signals.inc({ outcome: 'duplicate' }, duplicate);
+    this.options.metrics.signalGroupSize.observe(outcomes.length);
   }
 
-  private async writeWithRetry(signals: ValidSignal[]): Promise<SignalOutcome[]> {
+  private async writeWithRetry(jobs: readonly Job[]): Promise<SignalOutcome[]> {
+    const signals = jobs.flatMap((job) => job.signals);
+    const eventIds = jobs.flatMap((job) => job.eventIds);
     for (let attempt = 1; ; attempt++) {
-      const gate = signals.map((signal) => ({ signal, gateOpen: !this.options.isLeft(signal.userId) }));
+      const gate = signals.map((signal, i) => ({ signal, gateOpen: !this.options.isLeft(signal.userId), eventId: eventIds[i]! }));
       try {
         const stored = await ingestSignals(this.options.db, gate);
-        this.count(stored);
-        return stored.map((row) => ({ ...row, status: row.forwarded ? 'ACTIVE' : 'LEFT' }));
+        const maybeStored = jobs.flatMap((job) => job.maybeStored);
+        const outcomes = stored.map((row, i): SignalOutcome => ({
+          ...row,
+          status: row.forwarded ? 'ACTIVE' : 'LEFT',
+          // Not a duplicate if this request's own earlier attempt stored it (the only way a generated id is found).
+          duplicate: row.duplicate && !maybeStored[i],
+        }));
+        this.count(outcomes);
+        return outcomes;
       } catch (error) {
-        if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
+        if (outcomeUnknown(error)) markMaybeStored(jobs);
+        if (attempt >= MAX_ATTEMPTS || !worthResending(error)) throw error;
+        this.options.logger.warn({ err: error, attempt, signals: signals.length }, 'signal group failed; resending it with the same event ids');
       }
     }
+  }
+}
+
+/** After an unknown outcome: the first occurrence of each (user, event id) in the group may be stored now. */
+function markMaybeStored(jobs: readonly Job[]): void {
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    job.signals.forEach((signal, i) => {
+      const key = `${signal.userId}/${job.eventIds[i]}`;
+      if (!seen.has(key)) job.maybeStored[i] = true;
+      seen.add(key);
+    });
   }
 }

@@ -16,6 +16,7 @@ export interface SignalInput {
   /** Nanoseconds since the epoch, from the DateTime scalar. */
   occurredAt?: bigint | null;
   context?: { cohortIds?: readonly string[] | null; surface?: string | null } | null;
+  eventId?: string | null;
 }
 
 export interface ValidSignal {
@@ -27,6 +28,8 @@ export interface ValidSignal {
   surface: string | null;
   /** Deduplicated, in first-seen order. */
   cohortIds: string[];
+  /** The client's idempotency key, unique per user; null when the client sent none. */
+  eventId: string | null;
 }
 
 export class SignalInputError extends Error {
@@ -49,6 +52,7 @@ export function validateSignal(input: SignalInput, path: string): ValidSignal {
   if (cohortIds.length > MAX_COHORTS) {
     throw new SignalInputError(`${path}.context.cohortIds`, `must name at most ${MAX_COHORTS} distinct cohorts`);
   }
+  const eventId = input.eventId == null ? null : validId(input.eventId, `${path}.eventId`);
   const surface = input.context?.surface ?? null;
   if (surface !== null && (surface.length > MAX_SURFACE_LENGTH || surface.includes('\u0000'))) {
     throw new SignalInputError(`${path}.context.surface`, `must be at most ${MAX_SURFACE_LENGTH} characters without NUL`);
@@ -61,6 +65,7 @@ export function validateSignal(input: SignalInput, path: string): ValidSignal {
     occurredAt: input.occurredAt ?? null,
     surface,
     cohortIds,
+    eventId,
   };
 }
 

@@ -40,6 +40,11 @@ const SignalInputRef = builder.inputType('SignalInput', {
       description: "The client's event time: stored, never used for the boundary (that is the server's ingest time).",
     }),
     context: t.field({ type: SignalContextInput, required: false }),
+    eventId: t.string({
+      required: false,
+      description:
+        'Idempotency key, unique per user: 1–128 characters without control characters (a UUID or ULID is typical). A signal whose eventId this user already sent is not stored or counted again; the call returns the original outcome with `duplicate: true`. Send one whenever a request may be retried.',
+    }),
   }),
 });
 
@@ -49,6 +54,9 @@ const SignalResultRef = builder.objectRef<SignalOutcome>('SignalResult').impleme
     status: t.expose('status', { type: MembershipStatusEnum, description: "The gate's decision." }),
     forwarded: t.exposeBoolean('forwarded', { description: 'Reached the community aggregate.' }),
     cohortsAttributed: t.exposeInt('cohortsAttributed', { description: 'Cohort aggregates it reached.' }),
+    duplicate: t.exposeBoolean('duplicate', {
+      description: 'This user had already sent a signal with this eventId: nothing was stored, and the fields above are that signal\'s original outcome.',
+    }),
   }),
 });
 
