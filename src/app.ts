@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
+import { ChannelListener } from './cache/channel-listener.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -48,10 +49,17 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
-    connectionString: config.databaseUrl,
-    applicationName: `community-layer listener ${instanceId}`,
     logger,
-    listener: config.listener,
+    resyncMs: config.listener.resyncMs,
+    // A session connection of its own for LISTEN (never a transaction pooler).
+    openChannel: (handlers) =>
+      new ChannelListener({
+        connectionString: config.databaseUrl,
+        applicationName: `community-layer listener ${instanceId}`,
+        ...config.listener,
+        logger,
+        ...handlers,
+      }),
   });
   const metrics = new Metrics();
   metrics.observe(membership, database.pool);
