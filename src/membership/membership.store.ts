@@ -114,8 +114,9 @@ export function membershipSource(db: Kysely<Database>): MembershipSource {
 }
 
 /**
- * Streams LEFT users through a server-side cursor (a sequential scan, in batches, the next one
- * requested before the current one is handed over) from one REPEATABLE READ snapshot.
+ * Streams LEFT users through a server-side cursor (in batches, the next one requested before the
+ * current one is handed over) from one REPEATABLE READ snapshot. The count first sizes the cache
+ * exactly; both read the partial index of LEFT users, not the rejoined ones.
  */
 function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<bigint> {
   return db
@@ -123,10 +124,8 @@ function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<b
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const { rows: head } = await sql<{ version: string; estimate: number }>`
-        SELECT version, (SELECT reltuples FROM pg_class WHERE oid = 'community_membership'::regclass) AS estimate
-          FROM membership_clock`.execute(trx);
-      reader.expect(Math.max(0, head[0]!.estimate));
+      const head = await clockAndLeftCount(trx);
+      reader.expect(Number(head.left_count));
       await sql`DECLARE left_users NO SCROLL CURSOR FOR
         SELECT user_id FROM community_membership WHERE status = 'LEFT'`.execute(trx);
       const fetchBatch = () => sql<{ user_id: string }>`FETCH FORWARD ${sql.raw(String(RESTORE_BATCH))} FROM left_users`.execute(trx);
@@ -138,8 +137,20 @@ function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<b
         reader.add(rows.map((row) => row.user_id));
         if (rows.length < RESTORE_BATCH) break;
       }
-      return BigInt(head[0]!.version);
+      return BigInt(head.version);
     });
+}
+
+/** The membership version and the number of LEFT users, in the caller's snapshot. */
+function clockAndLeftCount(trx: Kysely<Database>): Promise<{ version: string; left_count: string }> {
+  return trx
+    .selectFrom('membership_clock')
+    .select('version')
+    .select((eb) =>
+      eb.selectFrom('community_membership').select(sql<string>`count(*)`.as('n')).where('status', '=', 'LEFT').as('left_count'),
+    )
+    .$narrowType<{ left_count: string }>()
+    .executeTakeFirstOrThrow();
 }
 
 function readChangesSince(db: Kysely<Database>, since: bigint): Promise<MembershipDelta> {
@@ -148,17 +159,7 @@ function readChangesSince(db: Kysely<Database>, since: bigint): Promise<Membersh
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const head = await trx
-        .selectFrom('membership_clock')
-        .select('version')
-        .select((eb) =>
-          eb
-            .selectFrom('community_membership')
-            .select(sql<string>`count(*)`.as('n'))
-            .where('status', '=', 'LEFT')
-            .as('left_count'),
-        )
-        .executeTakeFirstOrThrow();
+      const head = await clockAndLeftCount(trx);
       const rows = await trx
         .selectFrom('community_membership')
         .select(['user_id', 'status', 'version'])
