@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MembershipCache } from '../src/cache/membership-cache.js';
 import { U64HashSet } from '../src/cache/u64-hash-set.js';
+import { packUserIds } from './support/membership-model.js';
 
 const MAX = 18446744073709551615n;
 
@@ -58,15 +59,21 @@ describe('U64HashSet', () => {
       set.beginMarking();
       const marked = new Set<string>();
       const unmarked = new Set(before);
-      for (let i = 0; i < 6000; i++) {
-        const key = Math.random() < 0.5 ? existing[Math.floor(Math.random() * existing.length)]! : randomU64();
+      for (let i = 0; i < 300; i++) {
+        const keys = Array.from({ length: 1 + Math.floor(Math.random() * 40) }, () =>
+          Math.random() < 0.5 ? existing[Math.floor(Math.random() * existing.length)]! : randomU64(),
+        );
         if (Math.random() < 0.8) {
-          set.addMarked(key);
-          marked.add(key);
-          unmarked.delete(key);
+          set.addMarkedPacked(packUserIds(keys));
+          for (const key of keys) {
+            marked.add(key);
+            unmarked.delete(key);
+          }
         } else {
-          set.add(key);
-          if (!marked.has(key)) unmarked.add(key);
+          for (const key of keys) {
+            set.add(key);
+            if (!marked.has(key)) unmarked.add(key);
+          }
         }
       }
       expect(set.size).toBe(new Set([...marked, ...unmarked]).size);
@@ -148,13 +155,13 @@ describe('MembershipCache versions', () => {
     const cache = new MembershipCache();
     cache.beginReload();
     cache.expectLeft(2);
-    cache.addSnapshotLeft(['9', '3']);
+    cache.addSnapshotLeft(packUserIds(['9', '3']));
     cache.finishReload(6n, true);
     expect(cache.appliedVersion).toBe(6n);
 
     cache.beginReload();
     expect(cache.followsNotifications).toBe(false);
-    cache.addSnapshotLeft(['7']);
+    cache.addSnapshotLeft(packUserIds(['7']));
     cache.applyChange({ version: 7n, userId: '3', status: 'ACTIVE' });
     cache.applyChange({ version: 11n, userId: '8', status: 'LEFT' });
     // Until the sweep, 9 (not in the snapshot) and 3 (rejoined) still answer LEFT: fail closed.

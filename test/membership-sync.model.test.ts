@@ -14,7 +14,7 @@ const TIMEOUT_MS = 60_000 + RUNS * 50;
 const X = USERS.indexOf('1');
 const Y = USERS.indexOf('2');
 const Z = USERS.indexOf('3');
-const read: Action = { t: 'read', i: 0, fail: false };
+const read: Action = { t: 'read', fail: false };
 
 describe('membership sync, model-based', () => {
   it(

@@ -117,8 +117,9 @@ export class MembershipCache {
     this.left.reserve(Math.max(count, this.left.size));
   }
 
-  addSnapshotLeft(userIds: readonly string[]): void {
-    for (const userId of userIds) this.left.addMarked(userId);
+  /** A batch of the snapshot's LEFT users, as big-endian u64s (see LeftUsersReader). */
+  addSnapshotLeft(packedUserIds: Uint8Array): void {
+    this.left.addMarkedPacked(packedUserIds);
   }
 
   /** Drops what the snapshot did not have, then replays notifications newer than it. */

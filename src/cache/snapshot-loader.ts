@@ -24,10 +24,10 @@ export class SnapshotLoader {
       let loaded = 0;
       const version = await this.source.readLeftUsers({
         expect: (count) => this.cache.expectLeft(count),
-        add: (userIds) => {
-          this.cache.addSnapshotLeft(userIds);
+        add: (packedUserIds) => {
+          this.cache.addSnapshotLeft(packedUserIds);
           const before = loaded;
-          loaded += userIds.length;
+          loaded += packedUserIds.length / 8;
           if (Math.floor(loaded / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) {
             this.logger.info({ loaded }, 'loading membership cache');
           }

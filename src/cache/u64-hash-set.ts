@@ -9,8 +9,8 @@ const MAX_LOAD = 0.75;
  * Key 0 is kept in a flag because an all-zero slot marks "empty".
  *
  * Mark and sweep replaces the contents in place, with no second table: between `beginMarking()`
- * and `sweepUnmarked()`, `addMarked` marks the keys to keep (one bit per slot, 1/64 of the table),
- * and the sweep removes every other key.
+ * and `sweepUnmarked()`, `addMarkedPacked` marks the keys to keep (one bit per slot, 1/64 of the
+ * table), and the sweep removes every other key.
  */
 export class U64HashSet {
   private slots: Uint32Array;
@@ -52,16 +52,19 @@ export class U64HashSet {
     if (this.find(this.hi, this.lo) < 0) this.insertNew(this.hi, this.lo);
   }
 
-  /** Adds the key if absent and marks it as one to keep (see `sweepUnmarked`). */
-  addMarked(decimal: string): void {
-    this.split(decimal);
-    if (this.hi === 0 && this.lo === 0) {
-      this.hasZero = true;
-      this.zeroMarked = true;
-      return;
+  /** Adds each key if absent and marks it as one to keep (see `sweepUnmarked`): big-endian u64s, 8 bytes each. */
+  addMarkedPacked(packed: Uint8Array): void {
+    for (let i = 0; i + 8 <= packed.length; i += 8) {
+      const hi = ((packed[i]! << 24) | (packed[i + 1]! << 16) | (packed[i + 2]! << 8) | packed[i + 3]!) >>> 0;
+      const lo = ((packed[i + 4]! << 24) | (packed[i + 5]! << 16) | (packed[i + 6]! << 8) | packed[i + 7]!) >>> 0;
+      if (hi === 0 && lo === 0) {
+        this.hasZero = true;
+        this.zeroMarked = true;
+        continue;
+      }
+      const index = this.find(hi, lo);
+      this.setMark(index >= 0 ? index : this.insertNew(hi, lo));
     }
-    const index = this.find(this.hi, this.lo);
-    this.setMark(index >= 0 ? index : this.insertNew(this.hi, this.lo));
   }
 
   delete(decimal: string): void {
