@@ -14,7 +14,9 @@ export interface Sizes {
   batchCallers: number;
   /** Leave/rejoin changes per propagation run. */
   changes: number;
+  /** LEFT users to restore, among `restoreRows` membership rows (the others rejoined). */
   restoreUsers: number;
+  restoreRows: number;
   gateKeys: number;
   gateLookups: number;
   /** Distinct bearer tokens verified per round of the token verification case. */

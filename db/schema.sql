@@ -90,8 +90,7 @@ CREATE TABLE leave_episode (
   left_at_ns bigint NOT NULL,
   rejoined_at_ns bigint,
   CONSTRAINT episode_window CHECK (((rejoined_at_ns IS NULL) OR (rejoined_at_ns > left_at_ns))),
-  CONSTRAINT leave_episode_pkey PRIMARY KEY (user_id, left_at_ns),
-  CONSTRAINT leave_episode_user_id_fkey FOREIGN KEY (user_id) REFERENCES community_membership(user_id) ON DELETE CASCADE
+  CONSTRAINT leave_episode_pkey PRIMARY KEY (user_id, left_at_ns)
 );
 
 CREATE TABLE membership_clock (
@@ -127,6 +126,8 @@ CREATE INDEX cohort_contribution_user_at_idx ON public.cohort_contribution USING
 CREATE UNIQUE INDEX cohort_item_aggregate_pkey ON public.cohort_item_aggregate USING btree (cohort_id, item_id, shard);
 
 CREATE UNIQUE INDEX community_item_aggregate_pkey ON public.community_item_aggregate USING btree (item_id, shard);
+
+CREATE INDEX community_membership_left_idx ON public.community_membership USING btree (user_id) WHERE (status = 'LEFT'::membership_status);
 
 CREATE UNIQUE INDEX community_membership_pkey ON public.community_membership USING btree (user_id);
 
@@ -174,6 +175,40 @@ UNION ALL
    FROM cohort_contribution c;
 
 -- functions
+
+CREATE OR REPLACE FUNCTION public.community_membership_guard()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    RAISE EXCEPTION 'TRUNCATE community_membership is refused: call rejoin_community_layer(user_id) for each user to make ACTIVE'
+      USING ERRCODE = 'integrity_constraint_violation',
+            DETAIL = 'A truncate would make every LEFT user ACTIVE without a rejoin, unseen by the caches.';
+  ELSIF TG_OP = 'DELETE' THEN
+    IF OLD.status = 'LEFT' THEN
+      RAISE EXCEPTION 'DELETE of user %, who is LEFT, is refused: call rejoin_community_layer(user_id) first', OLD.user_id
+        USING ERRCODE = 'integrity_constraint_violation',
+              DETAIL = 'Without a row the user is ACTIVE: the delete would rejoin them without closing the leave. The leave history is kept either way.';
+    END IF;
+    RETURN OLD;
+  ELSIF current_setting('community.membership_writer', true) = NEW.user_id::text THEN
+    IF TG_OP = 'INSERT' THEN
+      RETURN NEW;
+    ELSIF OLD.user_id = NEW.user_id THEN
+      RETURN NEW;
+    END IF;
+  ELSIF TG_OP = 'UPDATE' THEN
+    IF (NEW.user_id, NEW.status, NEW.left_at_ns, NEW.rejoined_at_ns)
+       IS NOT DISTINCT FROM (OLD.user_id, OLD.status, OLD.left_at_ns, OLD.rejoined_at_ns) THEN
+      RETURN NEW;
+    END IF;
+  END IF;
+  RAISE EXCEPTION '% on community_membership is refused: call leave_community_layer(user_id) or rejoin_community_layer(user_id)', TG_OP
+    USING ERRCODE = 'integrity_constraint_violation',
+          DETAIL = 'They take the user''s lock, fence the boundary above the newest forwarded signal and keep the leave history.';
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.community_membership_notify()
  RETURNS trigger
@@ -331,17 +366,42 @@ BEGIN
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
   IF changed THEN
-    v_left_at := greatest(now_ns(), m.rejoined_at_ns,
+    v_left_at := greatest(now_ns(),
+      (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = p_user),
       (SELECT max(s.at_ns) + 1 FROM signal s WHERE s.user_id = p_user AND s.forwarded));
+    PERFORM set_config('community.membership_writer', p_user::text, true);
     INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
       VALUES (p_user, 'LEFT', v_left_at)
       ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
       RETURNING cm.* INTO m;
     INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
+    PERFORM set_config('community.membership_writer', '', true);
   END IF;
   status := m.status;
   left_at_ns := m.left_at_ns;
   version := m.version;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.leave_episode_guard()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
+    RAISE EXCEPTION '% on leave_episode is refused: it is the leave history a purge needs, written only by leave_community_layer(user_id) and rejoin_community_layer(user_id)', TG_OP
+      USING ERRCODE = 'integrity_constraint_violation',
+            DETAIL = 'It is kept when a membership row is erased.';
+  ELSIF current_setting('community.membership_writer', true) = NEW.user_id::text THEN
+    IF TG_OP = 'INSERT' THEN
+      RETURN NEW;
+    ELSIF OLD.user_id = NEW.user_id THEN
+      RETURN NEW;
+    END IF;
+  END IF;
+  RAISE EXCEPTION '% on leave_episode is refused: call leave_community_layer(user_id) or rejoin_community_layer(user_id)', TG_OP
+    USING ERRCODE = 'integrity_constraint_violation',
+          DETAIL = 'They write the history together with the membership, under the user''s lock.';
 END
 $function$;
 
@@ -390,12 +450,14 @@ BEGIN
   changed := coalesce(m.status = 'LEFT', false);
   IF changed THEN
     v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
+    PERFORM set_config('community.membership_writer', p_user::text, true);
     UPDATE community_membership AS cm
        SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
      WHERE cm.user_id = p_user
      RETURNING cm.* INTO m;
     UPDATE leave_episode AS e SET rejoined_at_ns = v_rejoined_at
      WHERE e.user_id = p_user AND e.rejoined_at_ns IS NULL;
+    PERFORM set_config('community.membership_writer', '', true);
   END IF;
   status := coalesce(m.status, 'ACTIVE');
   left_at_ns := m.left_at_ns;
@@ -542,8 +604,16 @@ $function$;
 
 -- triggers
 
+CREATE TRIGGER community_membership_guard BEFORE INSERT OR DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_guard();
+
+CREATE TRIGGER community_membership_guard_truncate BEFORE TRUNCATE ON public.community_membership FOR EACH STATEMENT EXECUTE FUNCTION community_membership_guard();
+
 CREATE TRIGGER community_membership_notify AFTER INSERT OR DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_notify();
 
 CREATE TRIGGER community_membership_purge_guard BEFORE DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_purge_guard();
 
 CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
+
+CREATE TRIGGER leave_episode_guard BEFORE INSERT OR DELETE OR UPDATE ON public.leave_episode FOR EACH ROW EXECUTE FUNCTION leave_episode_guard();
+
+CREATE TRIGGER leave_episode_guard_truncate BEFORE TRUNCATE ON public.leave_episode FOR EACH STATEMENT EXECUTE FUNCTION leave_episode_guard();

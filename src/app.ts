@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
 import { createKeySource } from './auth/key-source.js';
+import { ChannelListener } from './cache/channel-listener.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -53,10 +54,17 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger, limits: config.database });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
-    connectionString: config.databaseUrl,
-    applicationName: `community-layer listener ${instanceId}`,
     logger,
-    listener: config.listener,
+    resyncMs: config.listener.resyncMs,
+    // A session connection of its own for LISTEN (never a transaction pooler).
+    openChannel: (handlers) =>
+      new ChannelListener({
+        connectionString: config.databaseUrl,
+        applicationName: `community-layer listener ${instanceId}`,
+        ...config.listener,
+        logger,
+        ...handlers,
+      }),
   });
   metrics.observe(membership, database.pool);
   const signals = new SignalBatcher({

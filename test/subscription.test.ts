@@ -26,7 +26,7 @@ describe('communityLayerStatusChanged', () => {
     await gql(a, `mutation { rejoinCommunityLayer(userId: "600") { status } }`);
     expect((await stream.next())?.data.data.communityLayerStatusChanged.status).toBe('ACTIVE');
 
-    await db.query(`UPDATE community_membership SET status = 'LEFT', left_at_ns = now_ns() WHERE user_id = 600`);
+    await db.query(`SELECT leave_community_layer(600)`);
     expect((await stream.next())?.data.data.communityLayerStatusChanged.status).toBe('LEFT');
     stream.close();
   });

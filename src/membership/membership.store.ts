@@ -199,8 +199,11 @@ export function membershipSource(db: Kysely<Database>): MembershipSource {
 }
 
 /**
- * Streams LEFT users through a server-side cursor (a sequential scan, in batches, the next one
- * requested before the current one is handed over) from one REPEATABLE READ snapshot.
+ * Streams LEFT users from one REPEATABLE READ snapshot: their count first (the cache is sized from
+ * it), then pages in user order through the partial index of LEFT users, never the rejoined ones.
+ * Each page is one bytea of packed keys, not a row per user, so the driver allocates a few buffers
+ * per page instead of an object and a string per user; the next page is requested before the
+ * current one is handed over.
  */
 function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<bigint> {
   return db
@@ -208,23 +211,39 @@ function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<b
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const { rows: head } = await sql<{ version: string; estimate: number }>`
-        SELECT version, (SELECT reltuples FROM pg_class WHERE oid = 'community_membership'::regclass) AS estimate
-          FROM membership_clock`.execute(trx);
-      reader.expect(Math.max(0, head[0]!.estimate));
-      await sql`DECLARE left_users NO SCROLL CURSOR FOR
-        SELECT user_id FROM community_membership WHERE status = 'LEFT'`.execute(trx);
-      const fetchBatch = () => sql<{ user_id: string }>`FETCH FORWARD ${sql.raw(String(RESTORE_BATCH))} FROM left_users`.execute(trx);
-      let pending = fetchBatch();
+      const head = await clockAndLeftCount(trx);
+      reader.expect(Number(head.left_count));
+      // community_user_key is the u64 minus 2^63 (int8): its big-endian bytes are the u64's with
+      // the top bit flipped, flipped back below.
+      const fetchPage = (after: string) => sql<{ packed: Uint8Array | null; last: string | null }>`
+        SELECT string_agg(int8send(community_user_key(p.user_id)), ''::bytea) AS packed, max(p.user_id) AS last
+          FROM (SELECT user_id FROM community_membership
+                 WHERE status = 'LEFT' AND user_id > ${after}::numeric
+                 ORDER BY user_id LIMIT ${RESTORE_BATCH}) AS p`.execute(trx);
+      let pending = fetchPage('-1');
       for (;;) {
-        const { rows } = await pending;
-        // The next batch is read and sent by PostgreSQL while this one is added.
-        if (rows.length === RESTORE_BATCH) pending = fetchBatch();
-        reader.add(rows.map((row) => row.user_id));
-        if (rows.length < RESTORE_BATCH) break;
+        const { packed, last } = (await pending).rows[0]!;
+        if (!packed || !last) break;
+        const full = packed.length === RESTORE_BATCH * 8;
+        if (full) pending = fetchPage(last);
+        for (let i = 0; i < packed.length; i += 8) packed[i]! ^= 0x80;
+        reader.add(packed);
+        if (!full) break;
       }
-      return BigInt(head[0]!.version);
+      return BigInt(head.version);
     });
+}
+
+/** The membership version and the number of LEFT users, in the caller's snapshot. */
+function clockAndLeftCount(trx: Kysely<Database>): Promise<{ version: string; left_count: string }> {
+  return trx
+    .selectFrom('membership_clock')
+    .select('version')
+    .select((eb) =>
+      eb.selectFrom('community_membership').select(sql<string>`count(*)`.as('n')).where('status', '=', 'LEFT').as('left_count'),
+    )
+    .$narrowType<{ left_count: string }>()
+    .executeTakeFirstOrThrow();
 }
 
 function readChangesSince(db: Kysely<Database>, since: bigint): Promise<MembershipDelta> {
@@ -233,17 +252,7 @@ function readChangesSince(db: Kysely<Database>, since: bigint): Promise<Membersh
     .setIsolationLevel('repeatable read')
     .setAccessMode('read only')
     .execute(async (trx) => {
-      const head = await trx
-        .selectFrom('membership_clock')
-        .select('version')
-        .select((eb) =>
-          eb
-            .selectFrom('community_membership')
-            .select(sql<string>`count(*)`.as('n'))
-            .where('status', '=', 'LEFT')
-            .as('left_count'),
-        )
-        .executeTakeFirstOrThrow();
+      const head = await clockAndLeftCount(trx);
       const rows = await trx
         .selectFrom('community_membership')
         .select(['user_id', 'status', 'version'])
