@@ -14,10 +14,20 @@ export interface Sizes {
   batchCallers: number;
   /** Leave/rejoin changes per propagation run. */
   changes: number;
+  /** LEFT users to restore, among `restoreRows` membership rows (the others rejoined). */
   restoreUsers: number;
+  restoreRows: number;
   gateKeys: number;
   gateLookups: number;
+  /** Distinct bearer tokens verified per round of the token verification case. */
+  verifications: number;
   correctnessSec: number;
+  /** How long the overload case floods the server. */
+  overloadSec: number;
+  /** Idle subscriptions held open to measure their memory. */
+  idleStreams: number;
+  /** Ledger entries of the one user the purge case removes. */
+  purgeEntries: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

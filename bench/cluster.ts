@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -29,9 +29,7 @@ export interface Cluster {
 }
 
 export async function startCluster(): Promise<Cluster> {
-  // As root PostgreSQL runs as "postgres", which must be able to enter the data folder's parent.
   const parent = await mkdtemp(join(tmpdir(), 'cl-bench-'));
-  await chmod(parent, 0o755);
   const embedded = await startEmbeddedPostgres({ dataDir: join(parent, 'pg'), database: TEMPLATE, persistent: false, log: () => {} });
   const apps = new Set<App>();
   const clients = new Set<pg.Client>();

@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import type { HttpLoadOptions, LoadSample } from './load.js';
+import { EVENT_ID_SLOT } from './workload.js';
 
 // Runs in a child process (see load.ts): the load generator must not share the event loop of the
 // servers it measures.
@@ -17,7 +19,10 @@ process.once('message', (options: HttpLoadOptions) => {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token}` },
       requests: [
         {
-          setupRequest: (request) => ({ ...request, body: options.bodies[next++ % options.bodies.length] }),
+          setupRequest: (request) => {
+            const body = options.bodies[next++ % options.bodies.length]!;
+            return { ...request, body: options.freshEventIds ? body.replaceAll(EVENT_ID_SLOT, () => randomUUID()) : body };
+          },
           onResponse: (status, body) => {
             if (status === 200 && !body.includes('"errors"')) return;
             failed++;

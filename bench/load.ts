@@ -9,6 +9,8 @@ export interface HttpLoadOptions {
   bodies: string[];
   connections: number;
   durationSec: number;
+  /** Replace every EVENT_ID_SLOT in a body with a fresh UUID per request, so no retry is ever measured. */
+  freshEventIds?: boolean;
 }
 
 /** One load run as measured; `latenciesMs` has one entry per successful request (or query). */

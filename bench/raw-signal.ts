@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { WEIGHT_SCALE } from '../src/signals/signal-input.js';
 import { DEFAULT_WEIGHTS } from '../src/signals/signal-kind.js';
@@ -42,4 +43,30 @@ export function multiInsert(inputs: readonly SignalInputJson[], left: ReadonlySe
 
 function weightMicros(input: SignalInputJson): number {
   return DEFAULT_WEIGHTS[input.kind] * WEIGHT_SCALE;
+}
+
+/**
+ * One `ingest_signals` call straight from pg (the service's database work alone), every signal
+ * with a fresh event id or none (the function then stores and counts it like before event ids).
+ */
+export function ingestCall(inputs: readonly SignalInputJson[], left: ReadonlySet<string>, eventIds: boolean): pg.QueryConfig {
+  // Deduplicated per signal, as validation does in the service.
+  const cohorts = inputs.map((input) => [...new Set(input.context.cohortIds)]);
+  return {
+    name: 'bench-ingest-signals',
+    text: `SELECT * FROM ingest_signals($1::text[], $2::text[], $3::signal_kind[], $4::bigint[], $5::timestamptz[], $6::text[],
+             $7::boolean[], $8::int[], $9::text[], $10::text[])`,
+    values: [
+      inputs.map((input) => input.userId),
+      inputs.map((input) => input.itemId),
+      inputs.map((input) => input.kind),
+      inputs.map(weightMicros),
+      inputs.map(() => null),
+      inputs.map((input) => input.context.surface),
+      inputs.map((input) => !left.has(input.userId)),
+      cohorts.flatMap((ids, i) => ids.map(() => i + 1)),
+      cohorts.flat(),
+      inputs.map(() => (eventIds ? randomUUID() : null)),
+    ],
+  };
 }

@@ -4,9 +4,13 @@ import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { gateLookup } from './cases/gate-lookup.js';
+import { idleSubscriptions } from './cases/idle-subscriptions.js';
+import { overload } from './cases/overload.js';
 import { propagation } from './cases/propagation.js';
+import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
+import { tokenVerification } from './cases/token-verification.js';
 import { startCluster } from './cluster.js';
 import { markdownTable, summaryLine, writeResults } from './report.js';
 
@@ -24,9 +28,14 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     batchCallers: 4,
     changes: 100,
     restoreUsers: 50_000,
+    restoreRows: 500_000,
     gateKeys: 100_000,
     gateLookups: 2_000_000,
+    verifications: 2_000,
     correctnessSec: 3,
+    overloadSec: 3,
+    idleStreams: 500,
+    purgeEntries: 50_000,
   },
   full: {
     workload: WORKLOAD,
@@ -39,15 +48,23 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     batchCallers: 4,
     changes: 500,
     restoreUsers: 1_000_000,
+    restoreRows: 10_000_000,
     gateKeys: 1_000_000,
     gateLookups: 20_000_000,
+    verifications: 10_000,
     correctnessSec: 10,
+    overloadSec: 30,
+    idleStreams: 2_000,
+    purgeEntries: 1_000_000,
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, costModel];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification, purge, costModel];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
+// `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const selected = only === undefined ? CASES : CASES.filter((benchCase) => benchCase.labels.some((label) => label.includes(only)));
 const sizes = SIZES[mode];
 const startedAt = new Date();
 const started = performance.now();
@@ -60,7 +77,7 @@ const rows: Row[] = [];
 // Other work on this machine skews every figure; the 1-minute load average before each case says how much.
 const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
 try {
-  for (const benchCase of CASES) {
+  for (const benchCase of selected) {
     log(benchCase.labels.join(' + '));
     const caseStarted = performance.now();
     const loadAverageBefore = loadavg()[0]!;

@@ -16,6 +16,15 @@ export interface SignalInputJson {
   itemId: string;
   kind: SignalKind;
   context: { cohortIds: string[]; surface: string };
+  eventId?: string;
+}
+
+/** Stands for an event id in a request body; the load client puts a fresh UUID in each (see load.ts). */
+export const EVENT_ID_SLOT = '<event-id>';
+
+/** The same input carrying an event id, fresh in every request sent. */
+export function withEventId(input: SignalInputJson): SignalInputJson {
+  return { ...input, eventId: EVENT_ID_SLOT };
 }
 
 export interface Workload {

@@ -4,6 +4,8 @@
 
 CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
 
+CREATE TYPE purge_status AS ENUM ('RUNNING', 'FINISHED');
+
 CREATE TYPE signal_kind AS ENUM ('VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE');
 
 -- domains
@@ -12,6 +14,8 @@ CREATE DOMAIN u64 AS numeric(20,0)
   CHECK (((VALUE >= (0)::numeric) AND (VALUE <= '18446744073709551615'::numeric)));
 
 -- sequences
+
+CREATE SEQUENCE community_purge_id_seq AS bigint OWNED BY community_purge.id;
 
 CREATE SEQUENCE signal_id_seq AS bigint OWNED BY signal.id;
 
@@ -55,13 +59,38 @@ CREATE TABLE community_membership (
   CONSTRAINT left_at_ns_iff_left CHECK (((status = 'LEFT'::membership_status) = (left_at_ns IS NOT NULL)))
 );
 
+CREATE TABLE community_purge (
+  id bigint NOT NULL DEFAULT nextval('community_purge_id_seq'::regclass),
+  user_id u64 NOT NULL,
+  boundary_ns bigint NOT NULL,
+  from_ns bigint NOT NULL,
+  requested_at timestamp with time zone NOT NULL DEFAULT now(),
+  finished_at timestamp with time zone,
+  status purge_status NOT NULL,
+  removed_so_far bigint NOT NULL DEFAULT 0,
+  weight_micros_removed numeric NOT NULL DEFAULT 0,
+  chunks integer NOT NULL DEFAULT 0,
+  cursor_at_ns bigint NOT NULL,
+  cursor_signal_id bigint NOT NULL,
+  CONSTRAINT community_purge_pkey PRIMARY KEY (id),
+  CONSTRAINT finished_at_iff_finished CHECK (((status = 'FINISHED'::purge_status) = (finished_at IS NOT NULL)))
+);
+
+CREATE TABLE community_purge_target (
+  purge_id bigint NOT NULL,
+  cohort_id text NOT NULL,
+  entries bigint NOT NULL,
+  weight_micros numeric NOT NULL,
+  CONSTRAINT community_purge_target_pkey PRIMARY KEY (purge_id, cohort_id),
+  CONSTRAINT community_purge_target_purge_id_fkey FOREIGN KEY (purge_id) REFERENCES community_purge(id) ON DELETE CASCADE
+);
+
 CREATE TABLE leave_episode (
   user_id u64 NOT NULL,
   left_at_ns bigint NOT NULL,
   rejoined_at_ns bigint,
   CONSTRAINT episode_window CHECK (((rejoined_at_ns IS NULL) OR (rejoined_at_ns > left_at_ns))),
-  CONSTRAINT leave_episode_pkey PRIMARY KEY (user_id, left_at_ns),
-  CONSTRAINT leave_episode_user_id_fkey FOREIGN KEY (user_id) REFERENCES community_membership(user_id) ON DELETE CASCADE
+  CONSTRAINT leave_episode_pkey PRIMARY KEY (user_id, left_at_ns)
 );
 
 CREATE TABLE membership_clock (
@@ -82,6 +111,9 @@ CREATE TABLE signal (
   cohort_ids text[] NOT NULL DEFAULT '{}'::text[],
   at_ns bigint NOT NULL,
   forwarded boolean NOT NULL,
+  event_id text,
+  purge_id bigint,
+  CONSTRAINT signal_event_id_length CHECK (((char_length(event_id) >= 1) AND (char_length(event_id) <= 128))),
   CONSTRAINT signal_pkey PRIMARY KEY (id)
 );
 
@@ -95,9 +127,19 @@ CREATE UNIQUE INDEX cohort_item_aggregate_pkey ON public.cohort_item_aggregate U
 
 CREATE UNIQUE INDEX community_item_aggregate_pkey ON public.community_item_aggregate USING btree (item_id, shard);
 
+CREATE INDEX community_membership_left_idx ON public.community_membership USING btree (user_id) WHERE (status = 'LEFT'::membership_status);
+
 CREATE UNIQUE INDEX community_membership_pkey ON public.community_membership USING btree (user_id);
 
 CREATE INDEX community_membership_version_idx ON public.community_membership USING btree (version);
+
+CREATE UNIQUE INDEX community_purge_one_running_idx ON public.community_purge USING btree (user_id) WHERE (status = 'RUNNING'::purge_status);
+
+CREATE UNIQUE INDEX community_purge_pkey ON public.community_purge USING btree (id);
+
+CREATE UNIQUE INDEX community_purge_target_pkey ON public.community_purge_target USING btree (purge_id, cohort_id);
+
+CREATE INDEX community_purge_user_idx ON public.community_purge USING btree (user_id, id);
 
 CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btree (user_id) WHERE (rejoined_at_ns IS NULL);
 
@@ -111,6 +153,8 @@ CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (id);
 
 CREATE INDEX signal_user_at_idx ON public.signal USING btree (user_id, at_ns, id);
 
+CREATE UNIQUE INDEX signal_user_event_idx ON public.signal USING btree (user_id, event_id) WHERE (event_id IS NOT NULL);
+
 -- views
 
 CREATE VIEW contribution AS SELECT s.user_id,
@@ -120,7 +164,7 @@ CREATE VIEW contribution AS SELECT s.user_id,
     s.weight_micros,
     s.at_ns
    FROM signal s
-  WHERE s.forwarded
+  WHERE (s.forwarded AND (s.purge_id IS NULL))
 UNION ALL
  SELECT c.user_id,
     c.signal_id,
@@ -131,6 +175,40 @@ UNION ALL
    FROM cohort_contribution c;
 
 -- functions
+
+CREATE OR REPLACE FUNCTION public.community_membership_guard()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'TRUNCATE' THEN
+    RAISE EXCEPTION 'TRUNCATE community_membership is refused: call rejoin_community_layer(user_id) for each user to make ACTIVE'
+      USING ERRCODE = 'integrity_constraint_violation',
+            DETAIL = 'A truncate would make every LEFT user ACTIVE without a rejoin, unseen by the caches.';
+  ELSIF TG_OP = 'DELETE' THEN
+    IF OLD.status = 'LEFT' THEN
+      RAISE EXCEPTION 'DELETE of user %, who is LEFT, is refused: call rejoin_community_layer(user_id) first', OLD.user_id
+        USING ERRCODE = 'integrity_constraint_violation',
+              DETAIL = 'Without a row the user is ACTIVE: the delete would rejoin them without closing the leave. The leave history is kept either way.';
+    END IF;
+    RETURN OLD;
+  ELSIF current_setting('community.membership_writer', true) = NEW.user_id::text THEN
+    IF TG_OP = 'INSERT' THEN
+      RETURN NEW;
+    ELSIF OLD.user_id = NEW.user_id THEN
+      RETURN NEW;
+    END IF;
+  ELSIF TG_OP = 'UPDATE' THEN
+    IF (NEW.user_id, NEW.status, NEW.left_at_ns, NEW.rejoined_at_ns)
+       IS NOT DISTINCT FROM (OLD.user_id, OLD.status, OLD.left_at_ns, OLD.rejoined_at_ns) THEN
+      RETURN NEW;
+    END IF;
+  END IF;
+  RAISE EXCEPTION '% on community_membership is refused: call leave_community_layer(user_id) or rejoin_community_layer(user_id)', TG_OP
+    USING ERRCODE = 'integrity_constraint_violation',
+          DETAIL = 'They take the user''s lock, fence the boundary above the newest forwarded signal and keep the leave history.';
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION public.community_membership_notify()
  RETURNS trigger
@@ -148,6 +226,20 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.community_membership_purge_guard()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF OLD.status = 'LEFT' AND (TG_OP = 'DELETE' OR NEW.status <> 'LEFT')
+     AND EXISTS (SELECT 1 FROM community_purge p WHERE p.user_id = OLD.user_id AND p.status = 'RUNNING') THEN
+    RAISE EXCEPTION 'a purge of the contributions of user % is running: rejoin when it has finished', OLD.user_id
+      USING ERRCODE = 'CLP02';
+  END IF;
+  RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.community_membership_stamp()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -159,6 +251,14 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.community_user_bucket(p_user u64)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT (community_user_key(p_user) & 63)::int4
+$function$;
+
 CREATE OR REPLACE FUNCTION public.community_user_key(p_user u64)
  RETURNS bigint
  LANGUAGE sql
@@ -167,42 +267,29 @@ AS $function$
   SELECT (p_user - 9223372036854775808)::int8
 $function$;
 
-CREATE OR REPLACE FUNCTION public.community_user_lock_hi(p_key bigint)
- RETURNS integer
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT (p_key >> 32)::int4
-$function$;
-
-CREATE OR REPLACE FUNCTION public.community_user_lock_lo(p_key bigint)
- RETURNS integer
- LANGUAGE sql
- IMMUTABLE
-AS $function$
-  SELECT ((p_key & 4294967295) - 2147483648)::int4
-$function$;
-
-CREATE OR REPLACE FUNCTION public.ingest_signals(p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[], p_occurred_at timestamp with time zone[], p_surfaces text[], p_gate_open boolean[], p_cohort_ords integer[], p_cohort_ids text[])
- RETURNS TABLE(r_signal_id bigint, r_forwarded boolean, r_cohorts_attributed integer)
+CREATE OR REPLACE FUNCTION public.ingest_signals(p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[], p_occurred_at timestamp with time zone[], p_surfaces text[], p_gate_open boolean[], p_cohort_ords integer[], p_cohort_ids text[], p_event_ids text[])
+ RETURNS TABLE(r_signal_id bigint, r_forwarded boolean, r_cohorts_attributed integer, r_duplicate boolean)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   v_now bigint;
   v_shard int2 := (pg_backend_pid() % 32)::int2;
+  -- Per input ordinal; NULL where the signal was skipped as a duplicate.
+  v_ids bigint[];
+  v_forwarded boolean[];
+  v_cohorts int[];
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock_shared(community_user_lock_hi(k.key), community_user_lock_lo(k.key))
-     FROM (SELECT DISTINCT community_user_key(g.u::u64) AS key
-             FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
-            WHERE g.open
-            ORDER BY 1) AS k;
+  PERFORM lock_community_buckets(ARRAY(
+    SELECT DISTINCT community_user_bucket(g.u::u64)
+      FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
+     WHERE g.open
+     ORDER BY 1), true);
   v_now := now_ns();
-  RETURN QUERY
   WITH input AS (
-    SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open
-      FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open)
-           WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, ord)
+    SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
+      FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open, p_event_ids)
+           WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, event_id, ord)
   ), requested_cohorts AS (
     SELECT c.ord, c.cohort FROM unnest(p_cohort_ords, p_cohort_ids) AS c(ord, cohort)
   ), cohort_lists AS (
@@ -212,36 +299,57 @@ BEGIN
            (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
            greatest(v_now, m.left_at_ns, m.rejoined_at_ns) AS at_ns
       FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
-  ), attributed AS (
-    SELECT d.id, d.user_id, d.item, d.w, d.at_ns, rc.cohort
-      FROM requested_cohorts rc JOIN decided d ON d.ord = rc.ord
-     WHERE d.fwd
-  ), attributed_counts AS (
-    SELECT a.id, count(*)::int AS n FROM attributed a GROUP BY a.id
   ), stored AS (
-    INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded)
-    SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd
+    INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded, event_id)
+    SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd, d.event_id
       FROM decided d LEFT JOIN cohort_lists cl ON cl.ord = d.ord
+     ORDER BY d.user_id, d.event_id, d.ord
+    ON CONFLICT (user_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+    RETURNING id, user_id, item_id, weight_micros, cohort_ids, at_ns, forwarded
+  ), attributed AS (
+    SELECT s.id, s.user_id, s.item_id, s.weight_micros AS w, s.at_ns, c.cohort
+      FROM stored s CROSS JOIN LATERAL unnest(s.cohort_ids) AS c(cohort)
+     WHERE s.forwarded
   ), cohort_ledger AS (
     INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
-    SELECT a.id, a.cohort, a.user_id, a.item, a.w, a.at_ns FROM attributed a
+    SELECT a.id, a.cohort, a.user_id, a.item_id, a.w, a.at_ns FROM attributed a
   ), community AS (
     INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
-    SELECT d.item, v_shard, count(*), sum(d.w) FROM decided d WHERE d.fwd GROUP BY d.item ORDER BY d.item
+    SELECT s.item_id, v_shard, count(*), sum(s.weight_micros) FROM stored s WHERE s.forwarded GROUP BY s.item_id ORDER BY s.item_id
     ON CONFLICT (item_id, shard) DO UPDATE
       SET signal_count = agg.signal_count + excluded.signal_count,
           weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
   ), cohort AS (
     INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
-    SELECT a.cohort, a.item, v_shard, count(*), sum(a.w) FROM attributed a
-     GROUP BY a.cohort, a.item ORDER BY a.cohort, a.item
+    SELECT a.cohort, a.item_id, v_shard, count(*), sum(a.w) FROM attributed a
+     GROUP BY a.cohort, a.item_id ORDER BY a.cohort, a.item_id
     ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
       SET signal_count = agg.signal_count + excluded.signal_count,
           weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
   )
-  SELECT d.id, d.fwd, coalesce(ac.n, 0)
-    FROM decided d LEFT JOIN attributed_counts ac ON ac.id = d.id
-   ORDER BY d.ord;
+  SELECT array_agg(s.id ORDER BY d.ord),
+         array_agg(s.forwarded ORDER BY d.ord),
+         array_agg(CASE WHEN s.forwarded THEN cardinality(s.cohort_ids) WHEN s.id IS NOT NULL THEN 0 END ORDER BY d.ord)
+    INTO v_ids, v_forwarded, v_cohorts
+    FROM decided d LEFT JOIN stored s ON s.id = d.id;
+
+  IF array_position(v_ids, NULL) IS NULL THEN
+    RETURN QUERY
+    SELECT r.id, r.fwd, r.n, false
+      FROM unnest(v_ids, v_forwarded, v_cohorts) WITH ORDINALITY AS r(id, fwd, n, ord)
+     ORDER BY r.ord;
+  ELSE
+    -- A later statement: its snapshot includes the rows of any transaction the insert waited for.
+    RETURN QUERY
+    SELECT coalesce(r.id, o.id), coalesce(r.fwd, o.forwarded),
+           coalesce(r.n, CASE WHEN o.forwarded THEN cardinality(o.cohort_ids) ELSE 0 END), r.id IS NULL
+      FROM unnest(v_ids, v_forwarded, v_cohorts, p_user_ids, p_event_ids) WITH ORDINALITY AS r(id, fwd, n, u, event_id, ord)
+      LEFT JOIN LATERAL (
+        SELECT s.id, s.forwarded, s.cohort_ids FROM signal s
+         WHERE r.id IS NULL AND s.user_id = r.u::u64 AND s.event_id = r.event_id
+      ) AS o ON true
+     ORDER BY r.ord;
+  END IF;
 END
 $function$;
 
@@ -254,21 +362,63 @@ DECLARE
   v_left_at bigint;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := m.status IS DISTINCT FROM 'LEFT'; -- leaving twice never moves the boundary
   IF changed THEN
-    v_left_at := greatest(now_ns(), m.rejoined_at_ns,
+    v_left_at := greatest(now_ns(),
+      (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = p_user),
       (SELECT max(s.at_ns) + 1 FROM signal s WHERE s.user_id = p_user AND s.forwarded));
+    PERFORM set_config('community.membership_writer', p_user::text, true);
     INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
       VALUES (p_user, 'LEFT', v_left_at)
       ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
       RETURNING cm.* INTO m;
     INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
+    PERFORM set_config('community.membership_writer', '', true);
   END IF;
   status := m.status;
   left_at_ns := m.left_at_ns;
   version := m.version;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.leave_episode_guard()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
+    RAISE EXCEPTION '% on leave_episode is refused: it is the leave history a purge needs, written only by leave_community_layer(user_id) and rejoin_community_layer(user_id)', TG_OP
+      USING ERRCODE = 'integrity_constraint_violation',
+            DETAIL = 'It is kept when a membership row is erased.';
+  ELSIF current_setting('community.membership_writer', true) = NEW.user_id::text THEN
+    IF TG_OP = 'INSERT' THEN
+      RETURN NEW;
+    ELSIF OLD.user_id = NEW.user_id THEN
+      RETURN NEW;
+    END IF;
+  END IF;
+  RAISE EXCEPTION '% on leave_episode is refused: call leave_community_layer(user_id) or rejoin_community_layer(user_id)', TG_OP
+    USING ERRCODE = 'integrity_constraint_violation',
+          DETAIL = 'They write the history together with the membership, under the user''s lock.';
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.lock_community_buckets(p_buckets integer[], p_shared boolean)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_bucket int4;
+BEGIN
+  FOREACH v_bucket IN ARRAY p_buckets LOOP
+    IF p_shared THEN
+      PERFORM pg_advisory_xact_lock_shared(1129073004, v_bucket);
+    ELSE
+      PERFORM pg_advisory_xact_lock(1129073004, v_bucket);
+    END IF;
+  END LOOP;
 END
 $function$;
 
@@ -295,21 +445,56 @@ DECLARE
   v_rejoined_at bigint;
 BEGIN
   PERFORM require_read_committed();
-  PERFORM pg_advisory_xact_lock(community_user_lock_hi(community_user_key(p_user)), community_user_lock_lo(community_user_key(p_user)));
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
   SELECT * INTO m FROM community_membership WHERE user_id = p_user;
   changed := coalesce(m.status = 'LEFT', false);
   IF changed THEN
     v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
+    PERFORM set_config('community.membership_writer', p_user::text, true);
     UPDATE community_membership AS cm
        SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
      WHERE cm.user_id = p_user
      RETURNING cm.* INTO m;
     UPDATE leave_episode AS e SET rejoined_at_ns = v_rejoined_at
      WHERE e.user_id = p_user AND e.rejoined_at_ns IS NULL;
+    PERFORM set_config('community.membership_writer', '', true);
   END IF;
   status := coalesce(m.status, 'ACTIVE');
   left_at_ns := m.left_at_ns;
   version := m.version;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.request_community_purge(p_user u64, OUT purge_id bigint, OUT created boolean)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  m community_membership;
+  v_from bigint;
+BEGIN
+  PERFORM require_read_committed();
+  PERFORM lock_community_buckets(ARRAY[community_user_bucket(p_user)], false);
+  SELECT * INTO m FROM community_membership WHERE user_id = p_user;
+  IF m.status IS DISTINCT FROM 'LEFT' THEN
+    RAISE EXCEPTION 'user % is not LEFT: leave the community layer first', p_user USING ERRCODE = 'CLP01';
+  END IF;
+  SELECT p.id INTO purge_id FROM community_purge p WHERE p.user_id = p_user AND p.status = 'RUNNING';
+  created := NOT FOUND;
+  IF NOT created THEN
+    RETURN;
+  END IF;
+  -- Every earlier purge finished, so everything below its boundary is already gone: start there.
+  v_from := coalesce((SELECT max(p.boundary_ns) FROM community_purge p WHERE p.user_id = p_user), 0);
+  INSERT INTO community_purge (user_id, boundary_ns, from_ns, cursor_at_ns, cursor_signal_id, status, finished_at)
+  SELECT p_user, m.left_at_ns, v_from, v_from - 1, 9223372036854775807, x.status,
+         CASE WHEN x.status = 'FINISHED' THEN now() END
+    FROM (SELECT CASE WHEN EXISTS (
+            SELECT 1 FROM signal s
+             WHERE s.user_id = p_user AND s.forwarded AND s.purge_id IS NULL
+               AND s.at_ns >= v_from AND s.at_ns < m.left_at_ns)
+          THEN 'RUNNING'::purge_status ELSE 'FINISHED'::purge_status END AS status) x
+  RETURNING id INTO purge_id;
 END
 $function$;
 
@@ -324,8 +509,111 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.run_community_purge_chunk(p_limit integer, OUT purge_id bigint, OUT user_id u64, OUT finished boolean, OUT removed_so_far bigint)
+ RETURNS record
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  p community_purge;
+  v_shard int2 := (pg_backend_pid() % 32)::int2;
+  v_signals int;
+  v_entries bigint;
+  v_weight numeric;
+  v_last_at bigint;
+  v_last_id bigint;
+BEGIN
+  SELECT * INTO p FROM community_purge c WHERE c.status = 'RUNNING' ORDER BY c.id LIMIT 1 FOR UPDATE SKIP LOCKED;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  WITH picked AS MATERIALIZED (
+    SELECT s.id, s.item_id, s.weight_micros, s.at_ns FROM signal s
+     WHERE s.user_id = p.user_id AND s.forwarded AND s.purge_id IS NULL AND s.at_ns < p.boundary_ns
+       AND (s.at_ns, s.id) > (p.cursor_at_ns, p.cursor_signal_id)
+     ORDER BY s.at_ns, s.id
+     LIMIT p_limit
+  ), marked AS (
+    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.id = picked.id
+    RETURNING s.item_id, s.weight_micros
+  ), unlinked AS (
+    DELETE FROM cohort_contribution c USING picked WHERE c.signal_id = picked.id
+    RETURNING c.cohort_id, c.item_id, c.weight_micros
+  ), removed AS (
+    SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id
+    UNION ALL
+    SELECT u.cohort_id, u.item_id, count(*), sum(u.weight_micros) FROM unlinked u GROUP BY u.cohort_id, u.item_id
+  ), community AS (
+    INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
+    SELECT r.item_id, v_shard, -r.n, -r.w FROM removed r WHERE r.target = '' ORDER BY r.item_id
+    ON CONFLICT (item_id, shard) DO UPDATE
+      SET signal_count = agg.signal_count + excluded.signal_count,
+          weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+  ), cohort AS (
+    INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
+    SELECT r.target, r.item_id, v_shard, -r.n, -r.w FROM removed r WHERE r.target <> '' ORDER BY r.target, r.item_id
+    ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
+      SET signal_count = agg.signal_count + excluded.signal_count,
+          weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+  ), per_target AS (
+    INSERT INTO community_purge_target AS t (purge_id, cohort_id, entries, weight_micros)
+    SELECT p.id, r.target, sum(r.n), sum(r.w) FROM removed r GROUP BY r.target
+    ON CONFLICT ON CONSTRAINT community_purge_target_pkey DO UPDATE
+      SET entries = t.entries + excluded.entries, weight_micros = t.weight_micros + excluded.weight_micros
+  )
+  SELECT (SELECT count(*) FROM picked),
+         (SELECT coalesce(sum(r.n), 0) FROM removed r),
+         (SELECT coalesce(sum(r.w), 0) FROM removed r),
+         last.at_ns, last.id
+    INTO v_signals, v_entries, v_weight, v_last_at, v_last_id
+    FROM (SELECT 1) one
+    LEFT JOIN LATERAL (SELECT pk.at_ns, pk.id FROM picked pk ORDER BY pk.at_ns DESC, pk.id DESC LIMIT 1) last ON true;
+  finished := v_signals < p_limit;
+  UPDATE community_purge c
+     SET removed_so_far = c.removed_so_far + v_entries,
+         weight_micros_removed = c.weight_micros_removed + v_weight,
+         chunks = c.chunks + CASE WHEN v_signals > 0 THEN 1 ELSE 0 END,
+         cursor_at_ns = coalesce(v_last_at, c.cursor_at_ns),
+         cursor_signal_id = coalesce(v_last_id, c.cursor_signal_id),
+         status = CASE WHEN finished THEN 'FINISHED'::purge_status ELSE c.status END,
+         finished_at = CASE WHEN finished THEN now() ELSE NULL END
+   WHERE c.id = p.id
+   RETURNING c.id, c.user_id, c.removed_so_far INTO purge_id, user_id, removed_so_far;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.verify_community_aggregates(p_item text)
+ RETURNS TABLE(target text, item_id text, ledger_count bigint, aggregate_count numeric, ledger_weight numeric, aggregate_weight numeric)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH ledger AS (
+    SELECT coalesce(c.cohort_id, '') AS target, c.item_id, count(*) AS n, sum(c.weight_micros) AS w
+      FROM contribution c WHERE p_item IS NULL OR c.item_id = p_item GROUP BY 1, 2
+  ), aggregate AS (
+    SELECT '' AS target, a.item_id, sum(a.signal_count) AS n, sum(a.weight_micros_sum) AS w
+      FROM community_item_aggregate a WHERE p_item IS NULL OR a.item_id = p_item GROUP BY 1, 2
+    UNION ALL
+    SELECT a.cohort_id, a.item_id, sum(a.signal_count), sum(a.weight_micros_sum)
+      FROM cohort_item_aggregate a WHERE p_item IS NULL OR a.item_id = p_item GROUP BY 1, 2
+  )
+  SELECT target, item_id, coalesce(l.n, 0), coalesce(a.n, 0), coalesce(l.w, 0), coalesce(a.w, 0)
+    FROM ledger l FULL JOIN aggregate a USING (target, item_id)
+   WHERE coalesce(l.n, 0) <> coalesce(a.n, 0) OR coalesce(l.w, 0) <> coalesce(a.w, 0)
+   ORDER BY target, item_id
+$function$;
+
 -- triggers
+
+CREATE TRIGGER community_membership_guard BEFORE INSERT OR DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_guard();
+
+CREATE TRIGGER community_membership_guard_truncate BEFORE TRUNCATE ON public.community_membership FOR EACH STATEMENT EXECUTE FUNCTION community_membership_guard();
 
 CREATE TRIGGER community_membership_notify AFTER INSERT OR DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_notify();
 
+CREATE TRIGGER community_membership_purge_guard BEFORE DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_purge_guard();
+
 CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
+
+CREATE TRIGGER leave_episode_guard BEFORE INSERT OR DELETE OR UPDATE ON public.leave_episode FOR EACH ROW EXECUTE FUNCTION leave_episode_guard();
+
+CREATE TRIGGER leave_episode_guard_truncate BEFORE TRUNCATE ON public.leave_episode FOR EACH STATEMENT EXECUTE FUNCTION leave_episode_guard();

@@ -2,10 +2,18 @@ import type { Migration } from 'kysely';
 import * as membership from './0001_membership.js';
 import * as signals from './0002_signals.js';
 import * as boundary from './0003_boundary.js';
+import * as lockBuckets from './0004_lock_buckets.js';
+import * as membershipGuard from './0005_membership_guard.js';
+import * as signalEventIds from './0006_signal_event_ids.js';
+import * as purge from './0007_purge.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
   '0001_membership': membership,
   '0002_signals': signals,
   '0003_boundary': boundary,
+  '0004_lock_buckets': lockBuckets,
+  '0005_membership_guard': membershipGuard,
+  '0006_signal_event_ids': signalEventIds,
+  '0007_purge': purge,
 };

@@ -4,6 +4,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
+import { createKeySource } from './auth/key-source.js';
+import { ChannelListener } from './cache/channel-listener.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
@@ -13,6 +15,7 @@ import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trus
 import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
+import { PurgeJobs } from './purge/purge-jobs.js';
 import { createHttpServer } from './server/http.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './server/logger.js';
@@ -47,18 +50,27 @@ export interface AppOptions {
 
 /** The composition root: everything an instance owns is created here and nowhere else. */
 export function createApp(config: AppConfig, options: AppOptions = {}): App {
-  const authenticator = new Authenticator(config.auth.key, { issuer: config.auth.issuer, audience: config.auth.audience });
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
-  const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger });
+  const metrics = new Metrics();
+  const keys = createKeySource(config.auth, logger);
+  metrics.observeKeySource(keys);
+  const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
+  const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger, limits: config.database });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
-    connectionString: config.databaseUrl,
-    applicationName: `community-layer listener ${instanceId}`,
     logger,
-    listener: config.listener,
+    resyncMs: config.listener.resyncMs,
+    // A session connection of its own for LISTEN (never a transaction pooler).
+    openChannel: (handlers) =>
+      new ChannelListener({
+        connectionString: config.databaseUrl,
+        applicationName: `community-layer listener ${instanceId}`,
+        ...config.listener,
+        logger,
+        ...handlers,
+      }),
   });
-  const metrics = new Metrics();
   metrics.observe(membership, database.pool);
   const signals = new SignalBatcher({
     db: database.db,
@@ -67,9 +79,14 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     isLeft: (userId) => membership.cache.isLeft(userId),
     maxBatchSize: config.signalBatch.maxSize,
     concurrency: config.signalBatch.concurrency,
+    maxQueued: config.signalBatch.maxQueued,
   });
-  const statusFeed = new MembershipStatusFeed(database.db, membership);
-  const services: Services = { db: database.db, membership, signals, statusFeed, metrics, logger };
+  const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
+  metrics.observeSubscriptions(statusFeed);
+  // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
+  const purgeDatabase = connectDatabase({ url: config.databaseUrl, poolMax: 1, logger, limits: config.database });
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
+  const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
@@ -92,6 +109,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     readiness: [
       { name: 'database', check: async () => (await sql`SELECT 1`.execute(database.db), true) },
       { name: 'membershipCache', check: async () => membership.inSync },
+      { name: 'authKeys', check: async () => keys.loaded },
     ],
   });
   let url = '';
@@ -106,6 +124,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       const applied = await migrateToLatest(database.db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
       if (options.membershipSync !== false) await membership.start();
+      purges.start();
+      // In the background: an unreachable identity provider delays readiness, not the start.
+      keys.start();
       url = await listen(server, config.http.port, config.http.host);
     },
     async stop() {
@@ -113,9 +134,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdownGraceMs);
       statusFeed.close();
+      purges.closeStreams();
       await webSocket.close();
       await drain(server, config.shutdownTimeoutMs);
       await signals.drained();
+      await purges.stop();
+      await purgeDatabase.close();
+      keys.stop();
       await membership.stop();
       await database.close();
     },

@@ -1,53 +1,71 @@
 import { ConfigError, loadConfig, resolveConfig, type Config } from './config/config.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
-import { createApp } from './app.js';
+import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { createApp, type App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey } from './auth/tokens.js';
 import { createLogger } from './server/logger.js';
+import { onStopSignals } from './server/stop-signals.js';
 
 /** `npm start`: the configured PostgreSQL, or an embedded one under EMBEDDED_PG_DIR. */
 async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config);
   const started = performance.now();
-  let embedded: EmbeddedDatabase | null = null;
+  let embedded: Promise<EmbeddedDatabase | null> = Promise.resolve(null);
+  const stopEmbedded = async () => (await embedded.catch(() => null))?.stop();
+  let app: App | null = null;
+  // Installed first: a signal during start-up must still stop the embedded database.
+  const stop = onStopSignals(logger, {
+    drain: async () => {
+      await app?.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
+      await stopEmbedded();
+    },
+    stopNow: stopEmbedded,
+  });
   if (!config.databaseUrl) {
     logger.info({ dataDir: config.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({
+    embedded = startEmbeddedPostgres({
       dataDir: config.embeddedDataDir,
       database: 'community_layer',
       persistent: true,
       log: (message) => logger.debug({ postgres: message.trim() }),
     });
-    // A second instance can share it: DATABASE_URL with the password from README (dev only).
-    logger.info({ databaseUrl: embedded.url.replace(/:[^:@/]+@/, ':***@') }, 'embedded PostgreSQL ready');
   }
+  const database = await embedded;
+  if (database) {
+    logger.info(
+      { databaseUrl: database.url.replace(/:[^:@/]+@/, ':***@'), dataDir: database.pgdata, binaries: database.binaries },
+      'embedded PostgreSQL ready',
+    );
+  }
+  if (stop.requested) return;
   const authKey = await resolveAuthKey(config.auth, config.embeddedDataDir);
   const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
-  const app = createApp(
-    resolveConfig(config, { databaseUrl: config.databaseUrl ?? embedded!.url, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
+  app = createApp(
+    resolveConfig(config, { databaseUrl: config.databaseUrl ?? database!.url, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
     { logger },
   );
-  let stopping = false;
-  const shutdown = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    await app.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
-    await embedded?.stop();
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
   try {
     await app.start();
   } catch (error) {
-    await embedded?.stop();
+    if (stop.requested) return;
+    await stopEmbedded();
     throw error;
   }
   logger.info({ url: app.url, ms: Math.round(performance.now() - started) }, `community-layer ready: ${app.url}`);
+  if (database) printEmbeddedDatabase(database);
   if (tokens) printDevelopmentTokens(tokens);
+}
+
+/** To stdout, never to the log: the URL carries the embedded database's password. */
+function printEmbeddedDatabase(database: EmbeddedDatabase): void {
+  console.log(
+    [
+      '',
+      `Embedded PostgreSQL (data and password in ${database.pgdata}). A second instance can share it:`,
+      `  PORT=4001 DATABASE_URL=${database.url} npm start`,
+    ].join('\n'),
+  );
 }
 
 /** Development only (the secret was generated locally): a user token and an all-scopes one. */
@@ -85,6 +103,7 @@ function readConfig(): Config {
 }
 
 main().catch((error: unknown) => {
-  console.error('community-layer failed to start:', error instanceof Error ? error.message : error);
+  // An EmbeddedStartError says what failed, why and what to do: its message alone is the report.
+  console.error(error instanceof EmbeddedStartError ? error.message : `community-layer failed to start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
@@ -9,9 +11,11 @@ const STATUS = `{ communityLayerStatus(userId: "${USER}") { status leftAtNs hist
 let app: App;
 let browser: Browser;
 let settingsUrl: string;
+let databaseUrl: string;
 
 beforeAll(async () => {
-  app = await startApp(await freshDatabase());
+  databaseUrl = await freshDatabase();
+  app = await startApp(databaseUrl);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
@@ -83,6 +87,32 @@ describe('the settings page in a real browser', () => {
     await page.close();
   });
 
+  it('shows the newest 20 leaves and pages back through older ones, keeping them through live updates', async () => {
+    const user = '4343';
+    const leftAt: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      leftAt.push((await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { leftAtNs } }`)).data!.leaveCommunityLayer.leftAtNs);
+      await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`);
+    }
+    const page = await openSettings(await token(user));
+    const shownNs = () => page.locator('#history-rows tr td:first-child time').evaluateAll((times) => times.map((t) => (t as HTMLElement).dataset['ns']));
+    await page.waitForSelector('#history-rows tr');
+    expect(await shownNs()).toEqual(leftAt.slice(3).reverse());
+    await expect(page.locator('#history-count').textContent()).resolves.toBe('Showing the 20 most recent of 23 leaves.');
+
+    await page.getByRole('button', { name: 'Show older leaves' }).click();
+    await page.waitForSelector('#older[hidden]', { state: 'attached' });
+    expect(await shownNs()).toEqual([...leftAt].reverse());
+    expect(await page.locator('#history-count').isVisible()).toBe(false);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('history');
+
+    // A new leave arrives live: it goes on top and the older pages stay.
+    const newest = (await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { leftAtNs } }`)).data!.leaveCommunityLayer.leftAtNs;
+    await page.waitForSelector('html[data-status="LEFT"]');
+    expect(await shownNs()).toEqual([newest, ...[...leftAt].reverse()]);
+    await page.close();
+  });
+
   it('is usable from the keyboard: the dialog opens with Enter and Escape returns focus', async () => {
     await gql(app, `mutation { rejoinCommunityLayer(userId: "${USER}") { status } }`);
     const page = await openSettings(await token(USER));
@@ -104,5 +134,96 @@ describe('the settings page in a real browser', () => {
     await expect(page.locator('#error').textContent()).resolves.toContain('Sign in again');
     await expect(page.locator('#token-form').isVisible()).resolves.toBe(true);
     await page.close();
+  });
+
+  it('renews the live stream when the embedding app posts a new token after the old one expired', async () => {
+    // An embedding app on its own origin, and an instance that lets it frame the page and post tokens.
+    let parentPage = '';
+    const embedder = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(parentPage));
+    await new Promise<void>((resolve) => embedder.listen(0, '127.0.0.1', resolve));
+    const embedderOrigin = `http://127.0.0.1:${(embedder.address() as AddressInfo).port}`;
+    const framed = await startApp(databaseUrl, { CORS_ORIGINS: embedderOrigin });
+    const page = await browser.newPage();
+    try {
+      // Short-lived: if the page is slow to open its stream, it may see only the expiry, which is what this test is about.
+      const expiring = await token(USER, undefined, '4s');
+      parentPage = `<!doctype html><script>window.received = []; addEventListener('message', (event) => received.push(event.data));</script>
+        <iframe id="settings" src="${new URL('/settings', framed.url)}#token=${expiring}"></iframe>`;
+      await page.goto(`${embedderOrigin}/app`);
+      const frame = page.frameLocator('#settings');
+
+      // The server ends the stream when the token expires; the page asks its embedder for a new one.
+      await frame.locator('#error:not([hidden])').waitFor();
+      await expect(frame.locator('#error').textContent()).resolves.toContain('Sign in again');
+      expect(await frame.locator('html').getAttribute('data-live')).toBe('off');
+      await page.waitForFunction(() => (window as unknown as { received: { type: string }[] }).received.some((m) => m.type === 'community-layer-token-expired'));
+
+      const fresh = await token(USER, undefined, '10m');
+      await page.evaluate((value) => {
+        const target = (document.getElementById('settings') as HTMLIFrameElement).contentWindow!;
+        target.postMessage({ type: 'community-layer-token', token: value }, '*');
+      }, fresh);
+      await frame.locator('html[data-live="on"]').waitFor();
+      await expect(frame.locator('#error').isHidden()).resolves.toBe(true);
+
+      // Live again: a change made through the API reaches the framed page.
+      const next = (await apiStatus()).status === 'LEFT' ? 'rejoinCommunityLayer' : 'leaveCommunityLayer';
+      const status = (await gql(framed, `mutation { ${next}(userId: "${USER}") { status } }`)).data![next].status;
+      await frame.locator(`html[data-status="${status}"]`).waitFor();
+    } finally {
+      await page.close();
+      await framed.stop();
+      embedder.close();
+    }
+  });
+});
+
+describe('removing past contributions from the settings page', () => {
+  it('is offered only while LEFT, says what it removes and keeps, shows progress and the receipt, and refuses a rejoin meanwhile', async () => {
+    const user = '4545';
+    // An instance of its own on its own database: chunks of 3 signals with a pause, so the purge is seen running.
+    const slow = await startApp(await freshDatabase(), { PURGE_CHUNK_SIZE: '3', PURGE_CHUNK_PAUSE_MS: '3000' });
+    const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+    try {
+      const inputs = Array.from({ length: 6 }, (_, i) => ({ userId: user, itemId: `p-${i % 2}`, kind: 'LIKE', context: { cohortIds: ['berlin'] } }));
+      await gql(slow, `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs });
+      await page.goto(`${new URL('/settings', slow.url)}#token=${await token(user)}`);
+      await page.waitForSelector('html[data-live="on"]');
+      await page.waitForSelector('html[data-status="ACTIVE"]');
+      expect(await page.locator('#purge').isVisible()).toBe(false);
+
+      await page.getByRole('button', { name: 'Leave the community layer' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Leave' }).click();
+      await page.waitForSelector('html[data-status="LEFT"]');
+      await page.getByRole('button', { name: 'Remove my past contributions' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Remove your past contributions?' });
+      const text = await dialog.textContent();
+      expect(text).toContain('removes every contribution your activity made to shared and cohort recommendations before you left');
+      expect(text).toContain('does not delete your own activity');
+      expect(text).toContain('cannot rejoin');
+      await dialog.getByRole('button', { name: 'Remove' }).click();
+
+      await page.waitForSelector('html[data-purge="RUNNING"]');
+      await expect(page.locator('#purge-state').textContent()).resolves.toMatch(/removed so far/);
+      await page.getByRole('button', { name: 'Rejoin the community layer' }).click();
+      await page.waitForSelector('#error:not([hidden])');
+      await expect(page.locator('#error').textContent()).resolves.toContain('still being removed');
+
+      await page.waitForSelector('html[data-purge="FINISHED"]', { timeout: 30_000 });
+      const receipt = (await gql(slow, `{ communityPurges(userId: "${user}") { removedSoFar } }`)).data!.communityPurges[0];
+      expect(receipt.removedSoFar).toBe(12);
+      await expect(page.locator('#purge-state').textContent()).resolves.toContain('12 entries');
+      const cells = await page.locator('#purge-target-rows tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent)));
+      // LIKE weighs 5: six signals, 30 per aggregate.
+      expect(cells).toEqual([['Everyone', '6', '30'], ['Cohort berlin', '6', '30']]);
+      expect(await page.locator('#purge-start').isVisible()).toBe(false);
+
+      await page.getByRole('button', { name: 'Rejoin the community layer' }).click();
+      await page.waitForSelector('html[data-status="ACTIVE"]');
+      expect(await page.locator('#purge').isVisible()).toBe(false);
+    } finally {
+      await page.close();
+      await slow.stop();
+    }
   });
 });

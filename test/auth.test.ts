@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config/config.js';
-import { TEST_SECRET, gql, startApp, token, type Cluster, useCluster } from './support/harness.js';
+import { TEST_SECRET, gql, rowCounts, startApp, token, type Cluster, useCluster } from './support/harness.js';
 
 const SELF = '500';
 const OTHER = '501';
@@ -23,7 +23,19 @@ async function signedWith(secret: string, alg: string, claims: Record<string, un
   return new SignJWT(claims).setProtectedHeader({ alg }).setIssuedAt().setExpirationTime(expiresIn).sign(Buffer.from(secret));
 }
 
-type Caller = 'anonymous' | 'self' | 'other user' | 'admin' | 'signal writer' | 'expired' | 'bad signature' | 'alg none' | 'wrong algorithm';
+type Caller =
+  | 'anonymous'
+  | 'self'
+  | 'other user'
+  | 'admin'
+  | 'signal writer'
+  | 'service'
+  | 'no user id, no scopes'
+  | 'expired'
+  | 'no exp'
+  | 'bad signature'
+  | 'alg none'
+  | 'wrong algorithm';
 
 async function credentials(): Promise<Record<Caller, string | null>> {
   return {
@@ -32,7 +44,11 @@ async function credentials(): Promise<Record<Caller, string | null>> {
     'other user': await token(OTHER),
     admin: await token('900', 'community:admin'),
     'signal writer': await token('901', 'signals:write'),
+    // A client-credentials token: the provider's client id in sub, so no user id.
+    service: await token('backend@clients', 'community:admin signals:write'),
+    'no user id, no scopes': await token('auth0|64f1c0ffee'),
     expired: await signedWith(TEST_SECRET, 'HS256', { sub: SELF }, '-5m'),
+    'no exp': await new SignJWT({ sub: SELF, scope: 'community:admin signals:write' }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET)),
     'bad signature': await signedWith('another-secret-another-secret-another-secret', 'HS256', { sub: SELF }),
     'alg none': unsigned({ sub: SELF, scope: 'community:admin signals:write' }),
     'wrong algorithm': await signedWith(TEST_SECRET, 'HS512', { sub: SELF, scope: 'community:admin signals:write' }),
@@ -55,30 +71,25 @@ const operations: Record<string, { query: string; variables?: Record<string, unk
   communityContributions: { query: `query ($u: UInt64!) { communityContributions(userId: $u) { edges { node { signalId } } } }`, variables: { u: SELF } },
 };
 
-type Outcome = 'ok' | 'FORBIDDEN' | 'UNAUTHENTICATED';
+type Outcome = 'ok' | 'FORBIDDEN' | 'UNAUTHENTICATED' | 'BAD_USER_INPUT';
 const UNAUTHENTICATED_ROW: Outcome[] = Array(11).fill('UNAUTHENTICATED');
 
 // Columns follow `operations` above.
 const expected: Record<Caller, Outcome[]> = {
   //                 status(u) status() leave(u) leave() rejoin(u) signal  signals validate aggC  aggCo  contributions
   anonymous: UNAUTHENTICATED_ROW,
-  self: ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN'],
+  self: ['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok'],
   'other user': ['FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'FORBIDDEN'],
   admin: ['ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'ok'],
   'signal writer': ['FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN'],
+  service: ['ok', 'BAD_USER_INPUT', 'ok', 'BAD_USER_INPUT', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok'],
+  'no user id, no scopes': ['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'FORBIDDEN'],
   expired: UNAUTHENTICATED_ROW,
+  'no exp': UNAUTHENTICATED_ROW,
   'bad signature': UNAUTHENTICATED_ROW,
   'alg none': UNAUTHENTICATED_ROW,
   'wrong algorithm': UNAUTHENTICATED_ROW,
 };
-
-async function rowCounts(): Promise<string> {
-  const { rows } = await db.query(`SELECT concat_ws('/',
-    (SELECT count(*) FROM community_membership), (SELECT count(*) FROM leave_episode), (SELECT count(*) FROM signal),
-    (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
-    (SELECT max(version) FROM membership_clock)) AS n`);
-  return rows[0].n;
-}
 
 describe('authorization matrix', () => {
   const cases = Object.entries(expected).flatMap(([caller, outcomes]) =>
@@ -88,14 +99,15 @@ describe('authorization matrix', () => {
   it.each(cases)('%s × %s → %s', async (caller, operation, outcome) => {
     const bearer = (await credentials())[caller];
     const { query, variables } = operations[operation]!;
-    const before = await rowCounts();
+    const before = await rowCounts(db);
     const response = await gql(app, query, variables, bearer);
     expect(response.status).toBeLessThan(500);
     if (outcome === 'ok') {
       expect(response.errors).toBeUndefined();
     } else {
       expect(response.errors?.map((error) => error.extensions?.code)).toEqual([outcome]);
-      expect(await rowCounts()).toBe(before);
+      if (outcome === 'BAD_USER_INPUT') expect(response.errors?.[0]?.message).toBe('userId is required for service callers');
+      expect(await rowCounts(db)).toBe(before);
     }
   });
 
@@ -104,11 +116,25 @@ describe('authorization matrix', () => {
     expect(response.data!.leaveCommunityLayer).toEqual({ userId: '777', status: 'LEFT' });
   });
 
-  it('refuses tokens whose subject is not a UInt64, and names no secret in the error', async () => {
+  it('treats a subject that is not a UInt64 as "no user id", and names no secret in errors', async () => {
     for (const sub of ['abc', '-1', '18446744073709551616']) {
-      const response = await gql(app, `{ communityLayerStatus { status } }`, undefined, await signedWith(TEST_SECRET, 'HS256', { sub }));
-      expect(response.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
-      expect(response.errors?.[0]?.message).not.toContain(TEST_SECRET);
+      const bearer = await signedWith(TEST_SECRET, 'HS256', { sub });
+      const own = await gql(app, `{ communityLayerStatus { status } }`, undefined, bearer);
+      expect(own.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+      expect(own.errors?.[0]?.message).not.toContain(TEST_SECRET);
+      expect((await gql(app, `{ communityItemAggregate(itemId: "x") { signalCount } }`, undefined, bearer)).errors).toBeUndefined();
+    }
+  });
+
+  it('accepts a token without exp only when AUTH_ALLOW_NO_EXP=true', async () => {
+    const lenient = await startApp(databaseUrl, { AUTH_ALLOW_NO_EXP: 'true' }, { membershipSync: false });
+    try {
+      const noExp = await new SignJWT({ sub: SELF }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET));
+      const query = `{ communityLayerStatus { userId } }`;
+      expect((await gql(app, query, undefined, noExp)).errors?.[0]?.message).toBe('Not authenticated: the token has no expiry (exp claim).');
+      expect((await gql(lenient, query, undefined, noExp)).data?.communityLayerStatus).toEqual({ userId: SELF });
+    } finally {
+      await lenient.stop();
     }
   });
 });
@@ -145,9 +171,31 @@ describe('issuer, audience and public keys', () => {
 });
 
 describe('configuration', () => {
+  const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://x@localhost/db' };
+
   it('refuses to start in production without a key, naming the variables', () => {
-    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@localhost/db' })).toThrow(ConfigError);
-    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@localhost/db' })).toThrow(/AUTH_JWT_SECRET/);
+    expect(() => loadConfig(production)).toThrow(ConfigError);
+    expect(() => loadConfig(production)).toThrow(/AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY, AUTH_JWKS_URL, AUTH_OIDC_ISSUER: one is required/);
+  });
+
+  it('takes exactly one key source', () => {
+    expect(() => loadConfig({ AUTH_JWT_SECRET: TEST_SECRET, AUTH_JWKS_URL: 'https://id.example/jwks' })).toThrow(
+      /AUTH_JWT_SECRET, AUTH_JWKS_URL: set exactly one of them/,
+    );
+  });
+
+  it('requires issuer and audience in production with a remote key set, naming the variables', () => {
+    expect(() => loadConfig({ ...production, AUTH_JWKS_URL: 'https://id.example/jwks' })).toThrow(
+      /AUTH_JWT_ISSUER, AUTH_JWT_AUDIENCE: required in production with AUTH_JWKS_URL/,
+    );
+    expect(() => loadConfig({ ...production, AUTH_OIDC_ISSUER: 'https://id.example/' })).toThrow(
+      /AUTH_JWT_AUDIENCE: required in production with AUTH_OIDC_ISSUER/,
+    );
+    expect(() => loadConfig({ ...production, AUTH_OIDC_ISSUER: 'http://id.example/', AUTH_JWT_AUDIENCE: 'api' })).toThrow(
+      /AUTH_OIDC_ISSUER: must be an https URL in production/,
+    );
+    const config = loadConfig({ ...production, AUTH_OIDC_ISSUER: 'https://id.example/', AUTH_JWT_AUDIENCE: 'api' });
+    expect(config.auth).toMatchObject({ key: { kind: 'oidc', issuer: 'https://id.example/' }, issuer: 'https://id.example/', audience: 'api' });
   });
 
   it('refuses a secret shorter than 32 bytes', () => {

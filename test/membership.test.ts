@@ -94,6 +94,46 @@ describe('membership semantics', () => {
   });
 });
 
+describe('history pages', () => {
+  const PAGE = `query ($userId: UInt64!, $last: Int, $before: UInt64) {
+    communityLayerStatus(userId: $userId) { leaveCount history(last: $last, before: $before) { leftAtNs rejoinedAtNs gatedSignals } }
+  }`;
+  const page = async (variables: Record<string, unknown>) => (await gql(app, PAGE, { userId: '30', ...variables })).data!.communityLayerStatus;
+
+  it('returns the newest 20 leaves by default and pages back through the rest with before', async () => {
+    const leftAt: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      leftAt.push((await gql(app, LEAVE, { userId: '30' })).data!.leaveCommunityLayer.leftAtNs);
+      // One signal held back during the second leave only: its count must land on that episode.
+      if (i === 1) await gql(app, `mutation { signal(input: { userId: "30", itemId: "x", kind: VIEW }) { forwarded } }`);
+      await gql(app, REJOIN, { userId: '30' });
+    }
+    const newest = await page({});
+    expect(newest.leaveCount).toBe(23);
+    expect(newest.history.map((e: { leftAtNs: string }) => e.leftAtNs)).toEqual(leftAt.slice(3));
+    // The plain field, as existing clients select it, is the same newest page.
+    const plain = (await gql(app, STATUS, { userId: '30' })).data!.communityLayerStatus.history;
+    expect(plain).toEqual(newest.history);
+
+    const older = await page({ before: newest.history[0].leftAtNs });
+    expect(older.history.map((e: { leftAtNs: string }) => e.leftAtNs)).toEqual(leftAt.slice(0, 3));
+    expect(older.history.map((e: { gatedSignals: number }) => e.gatedSignals)).toEqual([0, 1, 0]);
+    expect(older.history.every((e: { rejoinedAtNs: string | null }) => e.rejoinedAtNs !== null)).toBe(true);
+    expect((await page({ before: leftAt[0] })).history).toEqual([]);
+    expect((await page({ last: 2, before: leftAt[5] })).history.map((e: { leftAtNs: string }) => e.leftAtNs)).toEqual(leftAt.slice(3, 5));
+  });
+
+  it.each([
+    ['last 0', { last: 0 }, 'last'],
+    ['last above 100', { last: 101 }, 'last'],
+    ['before above int8', { before: '9223372036854775808' }, 'before'],
+  ])('%s is BAD_USER_INPUT naming the argument', async (_label, variables, argument) => {
+    const response = await gql(app, PAGE, { userId: '30', ...variables });
+    expect(response.data?.communityLayerStatus ?? null).toBeNull();
+    expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+  });
+});
+
 describe('UInt64 user ids', () => {
   it.each(['0', '9007199254740993', '9223372036854775808', '18446744073709551615'])('%s round-trips exactly', async (userId) => {
     const left = await gql(app, LEAVE, { userId });

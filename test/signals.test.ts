@@ -151,6 +151,10 @@ describe('signal validation writes nothing', () => {
     ['bad userId', { ...valid, userId: '-5' }, 'userId'],
     ['weight as a string', { ...valid, weight: '1' }, 'weight'],
     ['missing itemId', { userId: '200', kind: 'VIEW' }, 'itemId'],
+    ['empty eventId', { ...valid, eventId: '' }, 'eventId'],
+    ['eventId of 129 characters', { ...valid, eventId: 'e'.repeat(129) }, 'eventId'],
+    ['eventId with a newline', { ...valid, eventId: 'a\nb' }, 'eventId'],
+    ['eventId as a number', { ...valid, eventId: 7 }, 'eventId'],
   ];
 
   it.each(cases)('%s', async (_label, input, field) => {

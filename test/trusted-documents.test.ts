@@ -93,7 +93,8 @@ describe('trusted documents', () => {
   it('the settings page carries the hashes of its operations, never their text', async () => {
     const html = await (await fetch(new URL('/settings', production.url))).text();
     const documents = JSON.parse(/data-documents="([^"]*)"/.exec(html)![1]!.replace(/&quot;/g, '"')) as Record<string, string>;
-    expect(documents).toEqual({ SettingsLeave: idOf('SettingsLeave'), SettingsRejoin: idOf('SettingsRejoin'), SettingsWatch: idOf('SettingsWatch') });
+    const names = ['SettingsLatestPurge', 'SettingsLeave', 'SettingsOlderLeaves', 'SettingsPurge', 'SettingsRejoin', 'SettingsWatch'];
+    expect(documents).toEqual(Object.fromEntries(names.map((name) => [name, idOf(name)])));
   });
 
   it('GraphiQL is served offline in development and is off in production', async () => {

@@ -9,7 +9,7 @@ import { httpLoad, interleave } from '../load.js';
 import { prepareSignalCase } from '../signal-setup.js';
 import { body, SIGNAL, SIGNALS } from '../workload.js';
 
-const LABEL = '7. signal: cost model vs previous limits';
+const LABEL = '11. signal: cost model vs previous limits';
 
 /**
  * `signal` one per request on two instances of the same build over the same database: one with

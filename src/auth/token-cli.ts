@@ -14,7 +14,7 @@ if (!values.sub || !isU64(values.sub)) {
 const config = loadConfig(process.env);
 const key = await resolveAuthKey(config.auth, config.embeddedDataDir);
 if (key.kind !== 'secret') {
-  console.error('AUTH_JWT_PUBLIC_KEY is configured: tokens come from the identity provider that holds the private key');
+  console.error('A public key or an identity provider is configured: tokens come from the identity provider that holds the private key');
   process.exit(2);
 }
 console.log(

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SignJWT } from 'jose';
-import type { AuthConfig } from '../config/config.js';
+import type { AuthConfig, AuthKeyConfig } from '../config/config.js';
 
 export interface TokenClaims {
   sub: string;
@@ -33,9 +33,9 @@ export function mintToken(secret: string, claims: TokenClaims): Promise<string> 
 export async function resolveAuthKey(
   auth: AuthConfig,
   dataDir: string,
-): Promise<{ kind: 'secret'; secret: string; generated: boolean } | { kind: 'publicKey'; pem: string }> {
+): Promise<{ kind: 'secret'; secret: string; generated: boolean } | Exclude<AuthKeyConfig, { kind: 'secret' | 'development' }>> {
   if (auth.key.kind === 'secret') return { ...auth.key, generated: false };
-  if (auth.key.kind === 'publicKey') return auth.key;
+  if (auth.key.kind !== 'development') return auth.key;
   const file = path.join(path.dirname(path.resolve(dataDir)), 'dev-jwt-secret');
   if (existsSync(file)) return { kind: 'secret', secret: (await readFile(file, 'utf8')).trim(), generated: true };
   const secret = randomBytes(32).toString('base64url');

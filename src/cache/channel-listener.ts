@@ -4,19 +4,36 @@ import { withTimeout } from '../util/with-timeout.js';
 
 export type ListenerState = 'idle' | 'connecting' | 'listening' | 'reconnecting' | 'stopped';
 
-export interface ChannelListenerOptions {
+/** What a LISTEN session reports to whoever opened it. */
+export interface ChannelHandlers {
+  channel: string;
+  /** Payloads of one session arrive in commit order, each once. */
+  onNotification(payload: string): void;
+  /** Runs after every successful LISTEN (first connect and each reconnect), before "listening". */
+  onListening(): Promise<void>;
+  /** The session broke: notifications from now until the next LISTEN are gone. */
+  onLost(): void;
+}
+
+/** A LISTEN session as the membership sync sees it. */
+export interface Channel {
+  readonly currentState: ListenerState;
+  readonly reconnectCount: number;
+  /** Resolves once listening the first time (retrying until then). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type OpenChannel = (handlers: ChannelHandlers) => Channel;
+
+export interface ChannelListenerOptions extends ChannelHandlers {
   connectionString: string;
   applicationName: string;
-  channel: string;
   heartbeatMs: number;
   heartbeatTimeoutMs: number;
   backoffMinMs: number;
   backoffMaxMs: number;
   logger: Logger;
-  onNotification(payload: string): void;
-  /** Runs after every successful LISTEN (first connect and each reconnect), before "listening". */
-  onListening(): Promise<void>;
-  onLost(): void;
   onStateChange?(state: ListenerState): void;
 }
 
@@ -26,7 +43,7 @@ export interface ChannelListenerOptions {
  * heartbeat with a timeout (a half-open socket raises nothing by itself); it then reconnects
  * forever, one attempt at a time, with capped exponential backoff and full jitter.
  */
-export class ChannelListener {
+export class ChannelListener implements Channel {
   private client: pg.Client | null = null;
   private state: ListenerState = 'idle';
   private attempt = 0;
@@ -45,7 +62,6 @@ export class ChannelListener {
     return this.reconnects;
   }
 
-  /** Resolves once listening and synced the first time (retrying until then). */
   start(): Promise<void> {
     return new Promise((resolve) => {
       this.resolveStarted = resolve;

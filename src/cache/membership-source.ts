@@ -8,9 +8,10 @@ export interface MembershipNotification {
 
 /** Receives the LEFT users of one snapshot, batch by batch. */
 export interface LeftUsersReader {
-  /** Called once before the first batch with the expected number of LEFT users. */
+  /** Called once before the first batch with the number of LEFT users in the snapshot. */
   expect(count: number): void;
-  add(userIds: readonly string[]): void;
+  /** User ids as big-endian u64s, 8 bytes each: no string or object per user on the way in. */
+  add(packedUserIds: Uint8Array): void;
 }
 
 export interface MembershipDelta {

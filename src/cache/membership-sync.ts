@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.js';
-import { ChannelListener, type ListenerState } from './channel-listener.js';
+import type { Channel, ListenerState, OpenChannel } from './channel-listener.js';
 import { MembershipCache, type MembershipChange } from './membership-cache.js';
 import type { MembershipSource } from './membership-source.js';
 import { SnapshotLoader } from './snapshot-loader.js';
@@ -8,11 +7,11 @@ import { VersionWaiters } from './version-waiters.js';
 
 export interface MembershipSyncOptions {
   source: MembershipSource;
-  /** A session connection for LISTEN (never a transaction pooler). */
-  connectionString: string;
-  applicationName: string;
   logger: Logger;
-  listener: Config['listener'];
+  /** Period of the backstop resync. */
+  resyncMs: number;
+  /** Opens the LISTEN session; in production a ChannelListener on its own connection. */
+  openChannel: OpenChannel;
 }
 
 /** Told of every change applied to the cache; `sentAtUs` is the database clock at the write. */
@@ -23,14 +22,16 @@ export type MembershipChangeListener = (change: MembershipChange, sentAtUs: bigi
  * (full at start, only rows above the applied version after a reconnect), then notifications.
  * While that chain is broken the cache is "not in sync": readiness is false, and only its LEFT
  * answers are used (an ACTIVE answer always goes through the database guard anyway).
+ * test/membership-sync.model.test.ts checks these rules against a model of the store and channel.
  */
 export class MembershipSync {
   readonly cache = new MembershipCache();
-  private readonly listener: ChannelListener;
+  private readonly listener: Channel;
   private readonly loader: SnapshotLoader;
   private readonly waiters = new VersionWaiters();
-  private synced = false;
   private loadedOnce = false;
+  /** The LISTEN session: up from a LISTEN until its loss; `breaks` counts losses. */
+  private readonly session = { up: false, breaks: 0 };
   private resyncTimer: NodeJS.Timeout | null = null;
   private resyncChain: Promise<void> = Promise.resolve();
   private stats = { resyncs: 0, fullReloads: 0, ignoredNotifications: 0 };
@@ -39,23 +40,24 @@ export class MembershipSync {
 
   constructor(private readonly options: MembershipSyncOptions) {
     this.loader = new SnapshotLoader(this.cache, options.source, options.logger);
-    this.listener = new ChannelListener({
-      connectionString: options.connectionString,
-      applicationName: options.applicationName,
+    this.listener = options.openChannel({
       channel: options.source.channel,
-      ...options.listener,
-      logger: options.logger,
       onNotification: (payload) => this.onNotification(payload),
-      onListening: () => this.resync(),
+      onListening: () => {
+        this.session.up = true;
+        return this.resync();
+      },
       onLost: () => {
-        this.synced = false;
+        this.session.up = false;
+        this.session.breaks++;
+        this.cache.markGap();
         this.waiters.releaseAll();
       },
     });
   }
 
   get inSync(): boolean {
-    return this.synced && this.listener.currentState === 'listening';
+    return this.cache.followsNotifications && this.listener.currentState === 'listening';
   }
 
   get listenerState(): ListenerState {
@@ -89,13 +91,12 @@ export class MembershipSync {
 
   async start(): Promise<void> {
     await this.listener.start();
-    this.resyncTimer = setInterval(() => void this.resync().catch((error: unknown) => this.resyncFailed(error)), this.options.listener.resyncMs);
+    this.resyncTimer = setInterval(() => void this.resync().catch((error: unknown) => this.resyncFailed(error)), this.options.resyncMs);
     this.resyncTimer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
-    this.synced = false;
     this.waiters.releaseAll();
     await this.listener.stop();
     await this.resyncChain.catch(() => undefined);
@@ -104,14 +105,16 @@ export class MembershipSync {
   /** One at a time: a full load first, then deltas, with a full reload if the LEFT count drifts. */
   resync(): Promise<void> {
     const run = this.resyncChain.then(async () => {
+      const unbroken = this.watchSession();
       if (!this.loadedOnce) {
-        await this.fullReload();
+        await this.fullReload(unbroken);
         this.loadedOnce = true;
-      } else if (!(await this.loader.deltaResync())) {
-        await this.fullReload();
+      } else if (!(await this.loader.deltaResync(unbroken))) {
+        // The set drifted: not in sync until the reload is done.
+        this.waiters.releaseAll();
+        await this.fullReload(unbroken);
       }
       this.stats.resyncs++;
-      if (this.listener.currentState !== 'stopped') this.synced = true;
       this.waiters.reached(this.cache.appliedVersion);
       for (const listener of this.resyncListeners) listener();
     });
@@ -119,9 +122,15 @@ export class MembershipSync {
     return run;
   }
 
-  private async fullReload(): Promise<void> {
-    await this.loader.fullReload();
+  private async fullReload(unbroken: () => boolean): Promise<void> {
+    await this.loader.fullReload(unbroken);
     this.stats.fullReloads++;
+  }
+
+  /** Whether the LISTEN session up now is still the one up, unbroken, when asked later. */
+  private watchSession(): () => boolean {
+    const { up, breaks } = this.session;
+    return () => up && this.session.breaks === breaks;
   }
 
   private onNotification(payload: string): void {

@@ -7,6 +7,10 @@ const MAX_LOAD = 0.75;
  * probing and backward-shift deletion: about 11–21 bytes per key, against ~100 for a Set of strings.
  * Lookups take the decimal string itself and allocate nothing.
  * Key 0 is kept in a flag because an all-zero slot marks "empty".
+ *
+ * Mark and sweep replaces the contents in place, with no second table: between `beginMarking()`
+ * and `sweepUnmarked()`, `addMarkedPacked` marks the keys to keep (one bit per slot, 1/64 of the
+ * table), and the sweep removes every other key.
  */
 export class U64HashSet {
   private slots: Uint32Array;
@@ -15,10 +19,11 @@ export class U64HashSet {
   private hasZero = false;
   private hi = 0;
   private lo = 0;
+  private marks: Uint32Array | null = null;
+  private zeroMarked = false;
 
   constructor(expected = 0) {
-    let capacity = MIN_CAPACITY;
-    while (capacity * MAX_LOAD < expected) capacity *= 2;
+    const capacity = capacityFor(expected);
     this.slots = new Uint32Array(capacity * 2);
     this.mask = capacity - 1;
   }
@@ -44,9 +49,22 @@ export class U64HashSet {
       this.hasZero = true;
       return;
     }
-    if (this.find(this.hi, this.lo) >= 0) return;
-    if ((this.count + 1) > (this.mask + 1) * MAX_LOAD) this.grow();
-    this.insert(this.hi, this.lo);
+    if (this.find(this.hi, this.lo) < 0) this.insertNew(this.hi, this.lo);
+  }
+
+  /** Adds each key if absent and marks it as one to keep (see `sweepUnmarked`): big-endian u64s, 8 bytes each. */
+  addMarkedPacked(packed: Uint8Array): void {
+    for (let i = 0; i + 8 <= packed.length; i += 8) {
+      const hi = ((packed[i]! << 24) | (packed[i + 1]! << 16) | (packed[i + 2]! << 8) | packed[i + 3]!) >>> 0;
+      const lo = ((packed[i + 4]! << 24) | (packed[i + 5]! << 16) | (packed[i + 6]! << 8) | packed[i + 7]!) >>> 0;
+      if (hi === 0 && lo === 0) {
+        this.hasZero = true;
+        this.zeroMarked = true;
+        continue;
+      }
+      const index = this.find(hi, lo);
+      this.setMark(index >= 0 ? index : this.insertNew(hi, lo));
+    }
   }
 
   delete(decimal: string): void {
@@ -59,18 +77,45 @@ export class U64HashSet {
     if (index >= 0) this.removeAt(index);
   }
 
-  /** Shrinks a table that was sized for far more keys than it holds (e.g. from an estimate). */
+  /** Grows the table once so that `expected` keys fit without rehashing as they arrive. */
+  reserve(expected: number): void {
+    const capacity = capacityFor(expected);
+    if (capacity > this.mask + 1) this.rehash(capacity);
+  }
+
+  /** Shrinks a table that holds far fewer keys than it was sized for (e.g. after many deletes). */
   compact(): void {
-    let capacity = MIN_CAPACITY;
-    while (capacity * MAX_LOAD < this.count) capacity *= 2;
+    const capacity = capacityFor(this.count);
     if (capacity * 2 > this.mask + 1) return;
     this.rehash(capacity);
   }
 
-  clear(): void {
-    this.slots.fill(0);
-    this.count = 0;
-    this.hasZero = false;
+  /** Starts marking the keys to keep; every mark is clear. */
+  beginMarking(): void {
+    this.marks = new Uint32Array(Math.ceil((this.mask + 1) / 32));
+    this.zeroMarked = false;
+  }
+
+  /** Removes every key not marked since `beginMarking`, and stops marking. */
+  sweepUnmarked(): void {
+    if (!this.marks) return;
+    if (!this.zeroMarked) this.hasZero = false;
+    const slots = this.slots;
+    for (let index = 0; index <= this.mask; ) {
+      if ((slots[index * 2] !== 0 || slots[index * 2 + 1] !== 0) && !this.isMarked(index)) {
+        // The backward shift may move a later key into this slot: look at it again.
+        this.removeAt(index);
+      } else {
+        index++;
+      }
+    }
+    this.endMarking();
+  }
+
+  /** Stops marking and keeps every key. */
+  endMarking(): void {
+    this.marks = null;
+    this.zeroMarked = false;
   }
 
   /**
@@ -122,13 +167,19 @@ export class U64HashSet {
     }
   }
 
-  private insert(hi: number, lo: number): void {
+  private insertNew(hi: number, lo: number): number {
+    if (this.count + 1 > (this.mask + 1) * MAX_LOAD) this.rehash((this.mask + 1) * 2);
+    return this.insert(hi, lo);
+  }
+
+  private insert(hi: number, lo: number): number {
     const slots = this.slots;
     let index = this.slotOf(hi, lo);
     while (slots[index * 2] !== 0 || slots[index * 2 + 1] !== 0) index = (index + 1) & this.mask;
     slots[index * 2] = hi;
     slots[index * 2 + 1] = lo;
     this.count++;
+    return index;
   }
 
   /** Backward-shift deletion keeps every probe chain intact without tombstones. */
@@ -147,26 +198,51 @@ export class U64HashSet {
       if (!stays) {
         slots[hole * 2] = hi;
         slots[hole * 2 + 1] = lo;
+        if (this.marks) this.moveMark(next, hole);
         hole = next;
       }
       next = (next + 1) & mask;
     }
     slots[hole * 2] = 0;
     slots[hole * 2 + 1] = 0;
+    if (this.marks) this.clearMark(hole);
     this.count--;
-  }
-
-  private grow(): void {
-    this.rehash((this.mask + 1) * 2);
   }
 
   private rehash(capacity: number): void {
     const old = this.slots;
+    const oldMarks = this.marks;
     this.slots = new Uint32Array(capacity * 2);
     this.mask = capacity - 1;
     this.count = 0;
+    if (oldMarks) this.marks = new Uint32Array(Math.ceil(capacity / 32));
     for (let i = 0; i < old.length; i += 2) {
-      if (old[i] !== 0 || old[i + 1] !== 0) this.insert(old[i]!, old[i + 1]!);
+      if (old[i] === 0 && old[i + 1] === 0) continue;
+      const index = this.insert(old[i]!, old[i + 1]!);
+      if (oldMarks && (oldMarks[i >>> 6]! & (1 << ((i >>> 1) & 31))) !== 0) this.setMark(index);
     }
   }
+
+  private isMarked(index: number): boolean {
+    return (this.marks![index >>> 5]! & (1 << (index & 31))) !== 0;
+  }
+
+  private setMark(index: number): void {
+    if (this.marks) this.marks[index >>> 5]! |= 1 << (index & 31);
+  }
+
+  private clearMark(index: number): void {
+    this.marks![index >>> 5]! &= ~(1 << (index & 31));
+  }
+
+  private moveMark(from: number, to: number): void {
+    if (this.isMarked(from)) this.setMark(to);
+    else this.clearMark(to);
+  }
+}
+
+function capacityFor(keys: number): number {
+  let capacity = MIN_CAPACITY;
+  while (capacity * MAX_LOAD < keys) capacity *= 2;
+  return capacity;
 }

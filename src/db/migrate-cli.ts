@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/config.js';
 import { createLogger } from '../server/logger.js';
 import { connectDatabase } from './database.js';
-import { startEmbeddedPostgres } from './embedded.js';
+import { EmbeddedStartError, startEmbeddedPostgres } from './embedded.js';
 import { migrateToLatest } from './migrate.js';
 
 /** `npm run migrate`: apply pending migrations and exit. */
@@ -9,7 +9,13 @@ const config = loadConfig(process.env);
 const logger = createLogger(config);
 const embedded = config.databaseUrl
   ? null
-  : await startEmbeddedPostgres({ dataDir: config.embeddedDataDir, database: 'community_layer', persistent: true, log: () => undefined });
+  : await startEmbeddedPostgres({ dataDir: config.embeddedDataDir, database: 'community_layer', persistent: true, log: () => undefined }).catch(
+      (error: unknown) => {
+        if (!(error instanceof EmbeddedStartError)) throw error;
+        console.error(error.message);
+        process.exit(1);
+      },
+    );
 const database = connectDatabase({ url: config.databaseUrl ?? embedded!.url, poolMax: 2, logger });
 try {
   const applied = await migrateToLatest(database.db);

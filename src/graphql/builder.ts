@@ -12,7 +12,8 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
   Scalars: {
     UInt64: { Input: string; Output: string };
-    DateTime: { Input: Date; Output: Date | string };
+    /** Nanoseconds since the Unix epoch. */
+    DateTime: { Input: bigint; Output: bigint };
     Decimal: { Input: string; Output: string };
   };
 }>({

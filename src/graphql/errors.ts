@@ -13,3 +13,19 @@ export function unauthenticated(problem: string | null): GraphQLError {
 export function forbidden(): GraphQLError {
   return new GraphQLError('Not allowed for this caller.', { extensions: { code: 'FORBIDDEN' } });
 }
+
+/**
+ * A retryable refusal: HTTP 503 with Retry-After (Yoga turns `extensions.http` into the status and
+ * headers and leaves it out of the body). `code` tells why: SERVICE_UNAVAILABLE (the database) or
+ * OVERLOADED (this instance's queue is full).
+ */
+export function retryLater(code: 'SERVICE_UNAVAILABLE' | 'OVERLOADED', message: string, retryAfterSeconds: number, requestId?: string): GraphQLError {
+  return new GraphQLError(message, {
+    extensions: {
+      code,
+      retryAfterSeconds,
+      ...(requestId ? { requestId } : {}),
+      http: { status: 503, headers: { 'retry-after': String(retryAfterSeconds) } },
+    },
+  });
+}

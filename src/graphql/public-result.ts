@@ -1,4 +1,4 @@
-import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 
 /**
  * Errors as clients see them on transports outside Yoga's HTTP responses (graphql-ws,
@@ -12,4 +12,45 @@ export function publicError(error: GraphQLError): GraphQLFormattedError {
 
 export function publicResult(result: ExecutionResult): ExecutionResult | { data?: unknown; errors?: GraphQLFormattedError[] } {
   return result.errors ? { ...result, errors: result.errors.map(publicError) } : result;
+}
+
+/**
+ * A subscription whose stream throws (its token expired) ends with that error as its last event,
+ * as Yoga does on HTTP, instead of failing the connection. Anything not a GraphQLError is masked.
+ */
+export async function streamErrorsAsResults<T>(result: T | Promise<T>): Promise<T | AsyncIterableIterator<ExecutionResult>> {
+  const settled = await result;
+  if (settled === null || typeof settled !== 'object' || !(Symbol.asyncIterator in settled)) return settled;
+  return endWithError(settled as AsyncIterable<ExecutionResult>);
+}
+
+/** Not an async generator: its return() must reach the source at once, even while a next() waits. */
+export function endWithError(source: AsyncIterable<ExecutionResult>): AsyncIterableIterator<ExecutionResult> {
+  const iterator = source[Symbol.asyncIterator]();
+  let failed = false;
+  return {
+    async next() {
+      if (failed) return { done: true, value: undefined };
+      try {
+        return await iterator.next();
+      } catch (error) {
+        failed = true;
+        return { done: false, value: { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')] } };
+      }
+    },
+    async return() {
+      failed = true;
+      await iterator.return?.();
+      return { done: true, value: undefined };
+    },
+    // graphql-sse ends an operation only through an iterator that also has throw().
+    async throw(error: unknown) {
+      failed = true;
+      await iterator.return?.();
+      throw error;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
 }

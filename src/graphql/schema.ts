@@ -6,6 +6,7 @@ import '../membership/membership.schema.js';
 import '../signals/signal.schema.js';
 import '../signals/aggregate.schema.js';
 import '../signals/contribution.schema.js';
+import '../purge/purge.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

@@ -1,16 +1,27 @@
 import { builder } from '../graphql/builder.js';
 import type { Services } from '../graphql/context.js';
-import { rules, targetUser } from '../auth/rules.js';
-import { nanosToIso } from '../graphql/scalars.js';
+import { requireTargetUser, rules, targetUser } from '../auth/rules.js';
+import { untilTokenExpires } from '../auth/token-expiry.js';
+import { badUserInput } from '../graphql/errors.js';
 import {
+  countLeaves,
   findMembership,
   leave,
   listLeaveEpisodes,
   rejoin,
   type LeaveEpisode as LeaveEpisodeShape,
+  type LeavePage,
   type Membership,
+  type MembershipState,
   type MembershipWrite,
 } from './membership.store.js';
+import { RECENT_LEAVES } from './status-feed.js';
+
+const MAX_HISTORY_PAGE = 100;
+const INT8_MAX = 2n ** 63n - 1n;
+
+/** A membership; from a subscription it carries the state its subscribers share (newest leaves, count). */
+type MembershipView = Membership & { shared?: MembershipState };
 
 /**
  * Answers once this instance's cache reflects the write, so the caller's next signal here takes
@@ -49,7 +60,7 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
   }),
 });
 
-export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMembership').implement({
+export const CommunityMembershipRef = builder.objectRef<MembershipView>('CommunityMembership').implement({
   description: "A user's standing in the community personalization layer.",
   fields: (t) => ({
     userId: t.expose('userId', { type: 'UInt64', description: 'Whose standing this is.' }),
@@ -63,20 +74,45 @@ export const CommunityMembershipRef = builder.objectRef<Membership>('CommunityMe
       type: 'DateTime',
       nullable: true,
       description: 'The same instant as leftAtNs, ISO-8601. Null while ACTIVE.',
-      resolve: (membership) => (membership.leftAtNs === null ? null : nanosToIso(membership.leftAtNs)),
+      resolve: (membership) => (membership.leftAtNs === null ? null : BigInt(membership.leftAtNs)),
     }),
     history: t.field({
       type: [LeaveEpisodeRef],
-      description: 'Every leave, oldest first, including the current one.',
-      resolve: (membership, _args, { services }) => listLeaveEpisodes(services.db, membership.userId),
+      description:
+        'Leaves, oldest first: the newest `last` of those that began before `before`. Page back by passing the oldest `leftAtNs` shown as `before`; `leaveCount` says how many there are in all.',
+      args: {
+        last: t.arg.int({ required: false, defaultValue: RECENT_LEAVES, description: `Page size, 1–${MAX_HISTORY_PAGE}.` }),
+        before: t.arg({ type: 'UInt64', required: false, description: 'A `leftAtNs`: only leaves that began before it. Omitted: the newest.' }),
+      },
+      extensions: { cost: { listSize: ({ last }) => last ?? RECENT_LEAVES } },
+      resolve: (membership, args, { services }) => {
+        const page = leavePage(args.last, args.before);
+        const shared = membership.shared;
+        // A subscription's shared read already holds the newest page: no read per subscriber.
+        if (shared && page.before === null && (page.last <= shared.recentLeaves.length || shared.recentLeaves.length === shared.leaveCount)) {
+          return shared.recentLeaves.slice(-page.last);
+        }
+        return listLeaveEpisodes(services.db, membership.userId, page);
+      },
+    }),
+    leaveCount: t.int({
+      description: 'How many leaves the history holds in all.',
+      resolve: (membership, _args, { services }) => membership.shared?.leaveCount ?? countLeaves(services.db, membership.userId),
     }),
   }),
 });
 
+function leavePage(last: number | null | undefined, before: string | null | undefined): LeavePage {
+  const size = last ?? RECENT_LEAVES;
+  if (size < 1 || size > MAX_HISTORY_PAGE) throw badUserInput(`last must be between 1 and ${MAX_HISTORY_PAGE}`, 'last');
+  if (before != null && BigInt(before) > INT8_MAX) throw badUserInput('before must be a leftAtNs (at most 9223372036854775807)', 'before');
+  return { last: size, before: before ?? null };
+}
+
 const userIdArgument = {
   type: 'UInt64',
   required: false,
-  description: 'Whose membership; omitted: the caller (the token subject).',
+  description: "Whose membership; omitted: the caller's own (service callers must name the user).",
 } as const;
 
 builder.queryField('communityLayerStatus', (t) =>
@@ -85,7 +121,7 @@ builder.queryField('communityLayerStatus', (t) =>
     description: 'Where a user stands. A user never seen is ACTIVE with an empty history.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: (_root, args, { services, viewer }) => findMembership(services.db, targetUser(args.userId, viewer)!),
+    resolve: (_root, args, { services, viewer }) => findMembership(services.db, requireTargetUser(args.userId, viewer)),
   }),
 );
 
@@ -97,7 +133,7 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'leave', await leave(services.db, targetUser(args.userId, viewer)!)),
+      readYourWrite(services, 'leave', await leave(services.db, requireTargetUser(args.userId, viewer))),
   }),
 );
 
@@ -108,7 +144,7 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'rejoin', await rejoin(services.db, targetUser(args.userId, viewer)!)),
+      readYourWrite(services, 'rejoin', await rejoin(services.db, requireTargetUser(args.userId, viewer))),
   }),
 );
 
@@ -116,10 +152,11 @@ builder.subscriptionField('communityLayerStatusChanged', (t) =>
   t.field({
     type: CommunityMembershipRef,
     description:
-      'The current state at once, then every change, from any instance (or SQL). Over server-sent events (`Accept: text/event-stream`, or graphql-sse), WebSocket (graphql-ws) or multipart HTTP.',
+      'The current state at once, then every change, from any instance (or SQL). Over server-sent events (`Accept: text/event-stream`, or graphql-sse), WebSocket (graphql-ws) or multipart HTTP. Capped per watched user (8 by default) and per instance: beyond a cap, the error TOO_MANY_SUBSCRIPTIONS (HTTP 429 for the user cap, 503 for the instance cap, with Retry-After). Ends with an UNAUTHENTICATED error when the token expires.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    subscribe: (_root, args, { services, viewer }) => services.statusFeed.watch(targetUser(args.userId, viewer)!),
-    resolve: (membership) => membership,
+    subscribe: (_root, args, { services, viewer, tokenExpiresAt }) =>
+      untilTokenExpires(services.statusFeed.watch(requireTargetUser(args.userId, viewer)), tokenExpiresAt),
+    resolve: (state) => ({ ...state.membership, shared: state }),
   }),
 );

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { MembershipSync } from '../cache/membership-sync.js';
+import type { MembershipStatusFeed } from '../membership/status-feed.js';
 
 export type SignalOutcomeLabel = 'forwarded' | 'gated' | 'rejected';
 
@@ -9,7 +10,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly signals = new Counter({
     name: 'community_signals_total',
-    help: 'Signals by outcome: forwarded to shared aggregates, gated (stored for the user only), rejected as invalid.',
+    help: 'Signals by outcome: forwarded to shared aggregates, gated (stored for the user only), duplicate (an event id already stored), rejected as invalid.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -25,6 +26,22 @@ export class Metrics {
     labelNames: ['action', 'result'] as const,
     registers: [this.registry],
   });
+  readonly shedRequests = new Counter({
+    name: 'community_signal_requests_shed_total',
+    help: 'Signal requests refused at once (503 OVERLOADED) because the signal queue was full.',
+    registers: [this.registry],
+  });
+  readonly abandonedSignals = new Counter({
+    name: 'community_signals_abandoned_total',
+    help: 'Signals dropped unwritten because their client disconnected while they were queued.',
+    registers: [this.registry],
+  });
+  readonly authVerifications = new Counter<'outcome'>({
+    name: 'community_auth_verifications_total',
+    help: 'Bearer tokens by outcome: verified, cached (verified earlier), or why they were refused.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly operationDuration = new Histogram({
     name: 'graphql_operation_duration_seconds',
     help: 'GraphQL execution time by operation name and type.',
@@ -35,6 +52,35 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** The signal queue's depth, read when scraped. */
+  observeSignalQueue(depth: () => number): void {
+    new Gauge({
+      name: 'community_signal_queue_depth',
+      help: 'Signals waiting for a group commit on this instance.',
+      registers: [this.registry],
+      collect() {
+        this.set(depth());
+      },
+    });
+  }
+
+  /** The token key source's state, read when scraped (fetch counts only for a remote key set). */
+  observeKeySource(keys: { readonly loaded: boolean; readonly fetches?: { readonly ok: number; readonly failed: number } }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'community_auth_keys_loaded',
+      help: '1 when the keys that verify tokens are loaded (a remote key set fetched at least once).',
+      registers,
+      collect() {
+        this.set(keys.loaded ? 1 : 0);
+      },
+    });
+    const { fetches } = keys;
+    if (!fetches) return;
+    mirrorCounter(registers, 'community_auth_jwks_fetches_total', 'Successful fetches of the remote key set.', () => fetches.ok);
+    mirrorCounter(registers, 'community_auth_jwks_fetch_failures_total', 'Failed fetches of the remote key set.', () => fetches.failed);
   }
 
   /** Gauges and counters read from the sync layer and the pool when scraped. */
@@ -91,6 +137,49 @@ export class Metrics {
         this.set({ state: 'waiting' }, pool.waitingCount);
       },
     });
+    const acquires = new Counter({
+      name: 'community_db_pool_acquires_total',
+      help: 'Connections checked out of the pool: one per statement outside a transaction, one per transaction.',
+      registers,
+    });
+    pool.on('acquire', () => acquires.inc());
+  }
+
+  /** The subscription feed: streams, the users they watch, refusals and the reads they share. */
+  observeSubscriptions(feed: MembershipStatusFeed): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'community_subscriptions',
+      help: 'Open communityLayerStatusChanged streams on this instance.',
+      registers,
+      collect() {
+        this.set(feed.subscribers);
+      },
+    });
+    new Gauge({
+      name: 'community_subscription_watched_users',
+      help: 'Distinct users those streams watch (one shared state each).',
+      registers,
+      collect() {
+        this.set(feed.watchedUsers);
+      },
+    });
+    let seen = { perUser: 0, perInstance: 0 };
+    new Counter({
+      name: 'community_subscriptions_refused_total',
+      help: 'Subscriptions refused with TOO_MANY_SUBSCRIPTIONS, by the cap they hit.',
+      labelNames: ['limit'] as const,
+      registers,
+      collect() {
+        const { refused } = feed.counters;
+        for (const limit of ['perUser', 'perInstance'] as const) {
+          if (refused[limit] > seen[limit]) this.inc({ limit }, refused[limit] - seen[limit]);
+        }
+        seen = refused;
+      },
+    });
+    mirrorCounter(registers, 'community_subscription_reads_total', 'Database reads for subscribers (each shared by every watched user that needed one).', () => feed.counters.reads);
+    mirrorCounter(registers, 'community_subscription_failed_reads_total', 'Subscriber reads that failed (retried with backoff).', () => feed.counters.failedReads);
   }
 }
 

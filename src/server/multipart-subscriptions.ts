@@ -1,6 +1,6 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { publicResult } from '../graphql/public-result.js';
+import { endWithError, publicResult } from '../graphql/public-result.js';
 
 type ResultProcessor = Parameters<Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor']>[0];
 
@@ -30,7 +30,7 @@ function wantsMultipartSubscription(request: Request): boolean {
 }
 
 const processMultipartSubscription: ResultProcessor = (result, fetchAPI) => {
-  const iterator = (result as AsyncIterable<ExecutionResult>)[Symbol.asyncIterator]();
+  const iterator = endWithError(result as AsyncIterable<ExecutionResult>);
   const encoder = new fetchAPI.TextEncoder();
   // Each part ends with the next delimiter, so a client can hand it over as soon as it arrives.
   const part = (json: unknown) => encoder.encode(`\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(json)}\r\n--${BOUNDARY}`);

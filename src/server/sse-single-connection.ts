@@ -4,7 +4,7 @@ import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin } from 'graphql-yoga';
 import type { Authenticator } from '../auth/authenticate.js';
-import { publicResult } from '../graphql/public-result.js';
+import { publicResult, streamErrorsAsResults } from '../graphql/public-result.js';
 import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 
 /**
@@ -55,7 +55,7 @@ export function useSingleConnectionSSE(options: { endpoint: string; authenticato
               operationName: params.operationName,
             };
             const subscription = getOperationAST(document, params.operationName)?.operation === 'subscription';
-            return (subscription ? enveloped.subscribe(args) : enveloped.execute(args)) as Promise<ExecutionResult>;
+            return (subscription ? streamErrorsAsResults(enveloped.subscribe(args)) : enveloped.execute(args)) as Promise<ExecutionResult>;
           },
           onNext: (_context, _request, result) => publicResult(result as ExecutionResult) as ExecutionResult,
         },

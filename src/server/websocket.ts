@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { publicError, publicResult } from '../graphql/public-result.js';
+import { publicError, publicResult, streamErrorsAsResults } from '../graphql/public-result.js';
 import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 import type { Yoga } from './yoga.js';
 
@@ -41,7 +41,7 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as RootValue).execute(args) as never,
-      subscribe: (args) => (args.rootValue as RootValue).subscribe(args) as never,
+      subscribe: (args) => streamErrorsAsResults((args.rootValue as RootValue).subscribe(args)) as never,
       onSubscribe: async (context, _id, payload) => {
         const resolved = options.trusted.resolve(payload);
         if (resolved instanceof GraphQLError) return [resolved];

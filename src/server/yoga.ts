@@ -6,17 +6,22 @@ import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'gra
 import type { Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
 import type { GraphQLContext, Services } from '../graphql/context.js';
-import { useCredentialExpiry } from '../graphql/credential-expiry.js';
+import { isTransientDatabaseError } from '../db/database-errors.js';
+import { retryLater } from '../graphql/errors.js';
 import { useHiddenSuggestions } from '../graphql/hidden-suggestions.js';
 import { useInputErrorCodes } from '../graphql/input-errors.js';
 import { useOperationLimits, type OperationLimits } from '../graphql/limits/operation-limits.js';
+import { purgeRefusal } from '../purge/purge-errors.js';
 import { schema } from '../graphql/schema.js';
 import { TRUSTED_DOCUMENT_ERRORS, type TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 import { useOperationMetrics } from '../metrics/operation-metrics.js';
+import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
 import { graphiql } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
+import { useSignalShedding } from './shed-signals.js';
 import { useSingleConnectionSSE } from './sse-single-connection.js';
+import { useStrictUtf8Body } from './utf8-body.js';
 
 export interface RequestScope {
   requestId: string;
@@ -68,6 +73,19 @@ export function createGraphQLServer(
         const masked = maskError(error, message, false);
         if (masked === error) return withoutOriginalError(masked);
         const requestId = requestScope.getStore()?.requestId;
+        const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
+        if (original instanceof AbandonedError) {
+          return new GraphQLError('The client disconnected before the signals were written.', { extensions: { code: 'CLIENT_CLOSED_REQUEST' } });
+        }
+        if (original instanceof OverloadedError) {
+          return retryLater('OVERLOADED', original.message, config.retryAfterSeconds, requestId);
+        }
+        const refusal = purgeRefusal(original);
+        if (refusal) return refusal;
+        if (isTransientDatabaseError(original)) {
+          services.logger.warn({ err: original, requestId }, 'database unavailable');
+          return retryLater('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', config.retryAfterSeconds, requestId);
+        }
         services.logger.error({ err: error, requestId }, 'unexpected error');
         return new GraphQLError(masked.message, {
           ...(masked instanceof GraphQLError ? { nodes: masked.nodes, path: masked.path } : {}),
@@ -79,12 +97,15 @@ export function createGraphQLServer(
     context: async ({ request, requestId, authorization }) => {
       const credential = authorization !== undefined ? authorization : request.headers.get('authorization');
       const { viewer, problem, expiresAt } = await authenticator.authenticate(credential);
-      return { services, requestId, viewer, authProblem: problem, credentialsExpireAt: expiresAt === undefined ? null : expiresAt * 1000 };
+      // A WebSocket operation has no HTTP request: nothing aborts it but the end of its socket.
+      const signal = request?.signal ?? new AbortController().signal;
+      return { services, signal, requestId, viewer, authProblem: problem, tokenExpiresAt: expiresAt };
     },
     plugins: [
       // Before the CSRF check: its PUT/DELETE and token-carrying requests are not browser forms.
       useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted }),
       useJsonBodies(GRAPHQL_ENDPOINT),
+      useStrictUtf8Body(),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
       usePersistedOperations({
         getPersistedOperation: (id) => trusted.document(id),
@@ -97,6 +118,7 @@ export function createGraphQLServer(
       }),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
+      useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),
       operationLimits({
         maxTokens: limits.maxTokens,
         maxDepth: limits.maxDepth,
@@ -105,7 +127,6 @@ export function createGraphQLServer(
         maxCost: limits.maxCost,
         budget: config.requestBudget,
       }),
-      useCredentialExpiry(),
       useMultipartSubscriptions(),
       ...(limits.fieldSuggestions ? [] : [useHiddenSuggestions()]),
       ...(limits.introspection ? [] : [disableIntrospection()]),

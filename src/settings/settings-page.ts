@@ -52,13 +52,29 @@ function html(parentOrigins: string[], documents: Record<string, string>): strin
     <button id="rejoin" type="button" hidden>Rejoin the community layer</button>
     <p id="live" class="hint" aria-live="polite">Live updates: off.</p>
   </section>
+  <section id="purge" aria-labelledby="purge-heading" hidden>
+    <h2 id="purge-heading">Your past contributions</h2>
+    <p class="hint">What your activity added to shared and cohort recommendations before you left still counts there until you remove it.</p>
+    <button id="purge-start" type="button" class="danger">Remove my past contributions</button>
+    <div id="purge-receipt" tabindex="-1" role="status" aria-live="polite" hidden>
+      <p id="purge-state"></p>
+      <progress id="purge-progress" hidden></progress>
+      <table id="purge-targets" hidden>
+        <caption class="hint">Removed from each shared aggregate.</caption>
+        <thead><tr><th scope="col">From</th><th scope="col">Entries</th><th scope="col">Weight</th></tr></thead>
+        <tbody id="purge-target-rows"></tbody>
+      </table>
+    </div>
+  </section>
   <section aria-labelledby="history-heading">
     <h2 id="history-heading">History</h2>
-    <table id="history" hidden>
+    <table id="history" tabindex="-1" hidden>
       <caption class="hint">Each time you left, and how many of your signals were kept out of shared recommendations.</caption>
       <thead><tr><th scope="col">Left</th><th scope="col">Came back</th><th scope="col">Signals held back</th></tr></thead>
       <tbody id="history-rows"></tbody>
     </table>
+    <p id="history-count" class="hint" hidden></p>
+    <button id="older" type="button" class="secondary" aria-controls="history" hidden>Show older leaves</button>
     <p id="no-history" class="hint">You have never left.</p>
   </section>
   <form id="token-form" hidden>
@@ -78,6 +94,20 @@ function html(parentOrigins: string[], documents: Record<string, string>): strin
     <div class="actions">
       <button value="cancel" class="secondary" autofocus>Stay</button>
       <button value="confirm" class="danger">Leave</button>
+    </div>
+  </form>
+</dialog>
+<dialog id="confirm-purge" aria-labelledby="confirm-purge-title" aria-describedby="confirm-purge-text">
+  <form method="dialog">
+    <h2 id="confirm-purge-title">Remove your past contributions?</h2>
+    <div id="confirm-purge-text">
+      <p>This removes every contribution your activity made to shared and cohort recommendations before you left (<span id="confirm-purge-boundary"></span>), and subtracts exactly those counts and weights from them.</p>
+      <p>It does not delete your own activity: it stays yours and keeps personalizing your own experience. It does not touch anyone else's contributions. It cannot be undone.</p>
+      <p>Large histories take a while; until it has finished you cannot rejoin.</p>
+    </div>
+    <div class="actions">
+      <button value="cancel" class="secondary" autofocus>Keep them</button>
+      <button value="confirm" class="danger">Remove</button>
     </div>
   </form>
 </dialog>

@@ -1,6 +1,7 @@
 import { rules } from '../auth/rules.js';
 import { builder } from '../graphql/builder.js';
 import { microsToDecimal } from '../graphql/decimal-scalar.js';
+import { validIdArgument } from './signal-validation.js';
 import { cohortItemAggregate, communityItemAggregate, type ItemAggregate } from './signal.store.js';
 import { WEIGHT_SCALE } from './signal-input.js';
 
@@ -33,7 +34,7 @@ builder.queryField('communityItemAggregate', (t) =>
     description: "An item's community aggregate: every forwarded signal of it.",
     args: { itemId: t.arg.id({ required: true, description: 'The item.' }) },
     authScopes: rules.readAggregates,
-    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, String(itemId)),
+    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, validIdArgument(itemId, 'itemId')),
   }),
 );
 
@@ -46,6 +47,7 @@ builder.queryField('cohortItemAggregate', (t) =>
       itemId: t.arg.id({ required: true, description: 'The item.' }),
     },
     authScopes: rules.readAggregates,
-    resolve: (_root, { cohortId, itemId }, { services }) => cohortItemAggregate(services.db, String(cohortId), String(itemId)),
+    resolve: (_root, { cohortId, itemId }, { services }) =>
+      cohortItemAggregate(services.db, validIdArgument(cohortId, 'cohortId'), validIdArgument(itemId, 'itemId')),
   }),
 );

@@ -32,14 +32,15 @@ type ContributionKey = readonly [atNs: string, signalId: string, cohortId: strin
 builder.queryField('communityContributions', (t) =>
   t.field({
     type: ContributionConnectionRef,
-    description: "The user's entries in the contributions ledger, oldest first (what a retroactive purge would remove).",
+    description:
+      "The user's entries in the contributions ledger, oldest first (what a retroactive purge would remove). Users may read their own; community:admin anyone's.",
     args: {
       userId: t.arg({ type: 'UInt64', required: true, description: 'Whose contributions.' }),
       first: t.arg.int({ required: false, description: `Page size, 0–${MAX_PAGE} (default ${DEFAULT_PAGE}).` }),
       after: t.arg.string({ required: false, description: 'Continue after this cursor (`pageInfo.endCursor` of the previous page).' }),
     },
     extensions: { cost: { listSize: ({ first }) => first ?? DEFAULT_PAGE } },
-    authScopes: rules.readContributions,
+    authScopes: (_root, args) => rules.readContributions(args.userId),
     resolve: (_root, args, { services }) => {
       const first = args.first ?? DEFAULT_PAGE;
       if (first < 0 || first > MAX_PAGE) throw badUserInput(`first must be between 0 and ${MAX_PAGE}`, 'first');

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -9,8 +11,23 @@ export interface SignalOutcome extends StoredSignal {
   status: 'ACTIVE' | 'LEFT';
 }
 
+/** The queue is full: the request is refused at once (HTTP 503 OVERLOADED) instead of waiting. */
+export class OverloadedError extends Error {
+  override name = 'OverloadedError';
+}
+
+/** The client went away before its signals were written: they are dropped, never written. */
+export class AbandonedError extends Error {
+  override name = 'AbandonedError';
+}
+
 interface Job {
   signals: readonly ValidSignal[];
+  abandoned: AbortSignal | undefined;
+  /** Per signal: the client's event id, or one generated here, kept for every attempt. */
+  eventIds: readonly string[];
+  /** Per signal: an earlier attempt whose outcome is unknown may have stored it for this request. */
+  maybeStored: boolean[];
   resolve(outcomes: SignalOutcome[]): void;
   reject(error: unknown): void;
 }
@@ -23,28 +40,77 @@ export interface SignalBatcherOptions {
   isLeft(userId: string): boolean;
   maxBatchSize: number;
   concurrency: number;
+  /** The most signals waiting for a group; past it, requests are shed. */
+  maxQueued: number;
 }
 
-const RETRYABLE = new Set(['40P01', '40001']); // deadlock, serialization failure
 const MAX_ATTEMPTS = 3;
+
+/**
+ * Whether a failed attempt may still have committed: the connection was lost (say while the
+ * commit's reply was in flight) or the server ended the session. Any other error the server
+ * reports rolled the statement back.
+ */
+function outcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return true;
+  const code = error.code ?? '';
+  return code.startsWith('08') || code.startsWith('57P');
+}
+
+/**
+ * Every attempt carries the same event ids, so a resend is a no-op for whatever an earlier attempt
+ * committed. Worth it after an unknown outcome and after a deadlock or serialization failure; any
+ * other error would recur.
+ */
+function worthResending(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return outcomeUnknown(error) || code === '40P01' || code === '40001';
+}
 
 /**
  * Group commit: signals that arrive while earlier groups are in flight are written together in one
  * statement, so the database cost per request shrinks as load grows. The gate is consulted per
  * signal when its group is formed; the database guard still decides for every signal the cache
  * lets through, so grouping never weakens the boundary.
+ *
+ * The queue is bounded by signals: beyond `maxQueued` a request is refused at once, so overload
+ * costs neither memory nor latency for the requests already accepted. A request whose client
+ * disconnected before its group was formed is dropped.
  */
 export class SignalBatcher {
   private queue: Job[] = [];
+  private queuedSignals = 0;
   private inFlight = 0;
   private flushScheduled = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: SignalBatcherOptions) {}
+  constructor(private readonly options: SignalBatcherOptions) {
+    options.metrics.observeSignalQueue(() => this.queuedSignals);
+  }
 
-  submit(signals: readonly ValidSignal[]): Promise<SignalOutcome[]> {
+  /** Signals waiting for a group (not yet sent to the database). */
+  get queued(): number {
+    return this.queuedSignals;
+  }
+
+  /** No more signals are accepted until the queue drains below its bound. */
+  get full(): boolean {
+    return this.queuedSignals >= this.options.maxQueued;
+  }
+
+  submit(signals: readonly ValidSignal[], abandoned?: AbortSignal): Promise<SignalOutcome[]> {
+    if (this.queuedSignals + signals.length > this.options.maxQueued && this.queue.length > 0) {
+      this.options.metrics.shedRequests.inc();
+      return Promise.reject(new OverloadedError('Too many signals are waiting to be written; retry shortly.'));
+    }
+    if (abandoned?.aborted) return Promise.reject(new AbandonedError('the client disconnected'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ signals, resolve, reject });
+      // A signal without the client's event id gets one here, so that no resend can store it twice.
+      const eventIds = signals.map((signal) => signal.eventId ?? randomUUID());
+      const job: Job = { signals, abandoned, eventIds, maybeStored: signals.map(() => false), resolve, reject };
+      this.queue.push(job);
+      this.queuedSignals += signals.length;
+      abandoned?.addEventListener('abort', () => this.dropIfQueued(job), { once: true });
       this.scheduleFlush();
     });
   }
@@ -53,6 +119,16 @@ export class SignalBatcher {
   drained(): Promise<void> {
     if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private dropIfQueued(job: Job): void {
+    const index = this.queue.indexOf(job);
+    if (index < 0) return;
+    this.queue.splice(index, 1);
+    this.queuedSignals -= job.signals.length;
+    this.options.metrics.abandonedSignals.inc(job.signals.length);
+    job.reject(new AbandonedError('the client disconnected'));
+    this.notifyIfIdle();
   }
 
   // setImmediate lets every request parsed in this I/O turn join the group, adding no timer delay.
@@ -72,6 +148,7 @@ export class SignalBatcher {
       const next = this.queue[0]!;
       if (group.length > 0 && size + next.signals.length > this.options.maxBatchSize) break;
       group.push(this.queue.shift()!);
+      this.queuedSignals -= next.signals.length;
       size += next.signals.length;
     }
     return group;
@@ -80,17 +157,21 @@ export class SignalBatcher {
   private async runGroup(jobs: Job[]): Promise<void> {
     this.inFlight++;
     try {
-      await this.write(jobs);
+      if (jobs.length > 0) await this.write(jobs);
     } finally {
       this.inFlight--;
       if (this.queue.length > 0) this.scheduleFlush();
-      else if (this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+      else this.notifyIfIdle();
     }
+  }
+
+  private notifyIfIdle(): void {
+    if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
   private async write(jobs: Job[]): Promise<void> {
     try {
-      const outcomes = await this.writeWithRetry(jobs.flatMap((job) => job.signals));
+      const outcomes = await this.writeWithRetry(jobs);
       let offset = 0;
       for (const job of jobs) {
         job.resolve(outcomes.slice(offset, offset + job.signals.length));
@@ -101,29 +182,55 @@ export class SignalBatcher {
         jobs[0]!.reject(error);
         return;
       }
-      // One bad job must not fail its neighbours: retry each alone.
+      // One bad job must not fail its neighbours: retry each alone (same event ids: a no-op for what
+      // the group may have committed).
       this.options.logger.warn({ err: error, jobs: jobs.length }, 'signal group failed; writing its requests one by one');
       await Promise.all(jobs.map((job) => this.write([job])));
     }
   }
 
-  private count(stored: readonly StoredSignal[]): void {
-    const forwarded = stored.filter((row) => row.forwarded).length;
+  private count(outcomes: readonly SignalOutcome[]): void {
+    const duplicate = outcomes.filter((outcome) => outcome.duplicate).length;
+    const forwarded = outcomes.filter((outcome) => outcome.forwarded && !outcome.duplicate).length;
     this.options.metrics.signals.inc({ outcome: 'forwarded' }, forwarded);
-    this.options.metrics.signals.inc({ outcome: 'gated' }, stored.length - forwarded);
-    this.options.metrics.signalGroupSize.observe(stored.length);
+    this.options.metrics.signals.inc({ outcome: 'gated' }, outcomes.length - duplicate - forwarded);
+    this.options.metrics.signals.inc({ outcome: 'duplicate' }, duplicate);
+    this.options.metrics.signalGroupSize.observe(outcomes.length);
   }
 
-  private async writeWithRetry(signals: ValidSignal[]): Promise<SignalOutcome[]> {
+  private async writeWithRetry(jobs: readonly Job[]): Promise<SignalOutcome[]> {
+    const signals = jobs.flatMap((job) => job.signals);
+    const eventIds = jobs.flatMap((job) => job.eventIds);
     for (let attempt = 1; ; attempt++) {
-      const gate = signals.map((signal) => ({ signal, gateOpen: !this.options.isLeft(signal.userId) }));
+      const gate = signals.map((signal, i) => ({ signal, gateOpen: !this.options.isLeft(signal.userId), eventId: eventIds[i]! }));
       try {
         const stored = await ingestSignals(this.options.db, gate);
-        this.count(stored);
-        return stored.map((row) => ({ ...row, status: row.forwarded ? 'ACTIVE' : 'LEFT' }));
+        const maybeStored = jobs.flatMap((job) => job.maybeStored);
+        const outcomes = stored.map((row, i): SignalOutcome => ({
+          ...row,
+          status: row.forwarded ? 'ACTIVE' : 'LEFT',
+          // Not a duplicate if this request's own earlier attempt stored it (the only way a generated id is found).
+          duplicate: row.duplicate && !maybeStored[i],
+        }));
+        this.count(outcomes);
+        return outcomes;
       } catch (error) {
-        if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has((error as { code?: string }).code ?? '')) throw error;
+        if (outcomeUnknown(error)) markMaybeStored(jobs);
+        if (attempt >= MAX_ATTEMPTS || !worthResending(error)) throw error;
+        this.options.logger.warn({ err: error, attempt, signals: signals.length }, 'signal group failed; resending it with the same event ids');
       }
     }
+  }
+}
+
+/** After an unknown outcome: the first occurrence of each (user, event id) in the group may be stored now. */
+function markMaybeStored(jobs: readonly Job[]): void {
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    job.signals.forEach((signal, i) => {
+      const key = `${signal.userId}/${job.eventIds[i]}`;
+      if (!seen.has(key)) job.maybeStored[i] = true;
+      seen.add(key);
+    });
   }
 }

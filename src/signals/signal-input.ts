@@ -1,3 +1,4 @@
+import { textIdProblem } from '../ids/text-id.js';
 import { DEFAULT_WEIGHTS, type SignalKind } from './signal-kind.js';
 
 export const MAX_ABS_WEIGHT = 1e6;
@@ -12,8 +13,10 @@ export interface SignalInput {
   itemId: string;
   kind: SignalKind;
   weight?: number | null;
-  occurredAt?: Date | null;
+  /** Nanoseconds since the epoch, from the DateTime scalar. */
+  occurredAt?: bigint | null;
   context?: { cohortIds?: readonly string[] | null; surface?: string | null } | null;
+  eventId?: string | null;
 }
 
 export interface ValidSignal {
@@ -21,10 +24,12 @@ export interface ValidSignal {
   itemId: string;
   kind: SignalKind;
   weightMicros: number;
-  occurredAt: Date | null;
+  occurredAt: bigint | null;
   surface: string | null;
   /** Deduplicated, in first-seen order. */
   cohortIds: string[];
+  /** The client's idempotency key, unique per user; null when the client sent none. */
+  eventId: string | null;
 }
 
 export class SignalInputError extends Error {
@@ -35,9 +40,6 @@ export class SignalInputError extends Error {
     super(`${field} ${message}`);
   }
 }
-
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 export function validateSignal(input: SignalInput, path: string): ValidSignal {
   const itemId = validId(input.itemId, `${path}.itemId`);
@@ -50,6 +52,7 @@ export function validateSignal(input: SignalInput, path: string): ValidSignal {
   if (cohortIds.length > MAX_COHORTS) {
     throw new SignalInputError(`${path}.context.cohortIds`, `must name at most ${MAX_COHORTS} distinct cohorts`);
   }
+  const eventId = input.eventId == null ? null : validId(input.eventId, `${path}.eventId`);
   const surface = input.context?.surface ?? null;
   if (surface !== null && (surface.length > MAX_SURFACE_LENGTH || surface.includes('\u0000'))) {
     throw new SignalInputError(`${path}.context.surface`, `must be at most ${MAX_SURFACE_LENGTH} characters without NUL`);
@@ -62,13 +65,16 @@ export function validateSignal(input: SignalInput, path: string): ValidSignal {
     occurredAt: input.occurredAt ?? null,
     surface,
     cohortIds,
+    eventId,
   };
 }
 
-function validId(value: string, field: string): string {
+/** The one check for every text id that comes in (item and cohort ids), wherever it comes from. */
+export function validId(value: string, field: string): string {
   if (value.length < 1 || value.length > MAX_ID_LENGTH) {
     throw new SignalInputError(field, `must be 1 to ${MAX_ID_LENGTH} characters long`);
   }
-  if (CONTROL_CHARACTERS.test(value)) throw new SignalInputError(field, 'must not contain control characters');
+  const problem = textIdProblem(value);
+  if (problem) throw new SignalInputError(field, problem);
   return value;
 }

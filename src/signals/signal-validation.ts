@@ -1,6 +1,6 @@
 import { badUserInput } from '../graphql/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { SignalInputError, validateSignal, type SignalInput, type ValidSignal } from './signal-input.js';
+import { SignalInputError, validateSignal, validId, type SignalInput, type ValidSignal } from './signal-input.js';
 
 /**
  * Validates a call's signals for GraphQL: the first invalid one rejects the whole call (counted as
@@ -16,4 +16,14 @@ export function validatedSignals(inputs: readonly SignalInput[], path: (index: n
       throw badUserInput(error.message, error.field);
     }
   });
+}
+
+/** Read arguments obey the same id rules as writes: an id that could never be stored is an input error. */
+export function validIdArgument(value: string | number, argument: string): string {
+  try {
+    return validId(String(value), argument);
+  } catch (error) {
+    if (!(error instanceof SignalInputError)) throw error;
+    throw badUserInput(error.message, error.field);
+  }
 }

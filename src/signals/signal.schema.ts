@@ -3,7 +3,7 @@ import { builder } from '../graphql/builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import { MembershipStatusEnum } from '../membership/membership.schema.js';
 import type { SignalOutcome } from './signal-batcher.js';
-import { MAX_ABS_WEIGHT, type SignalInput } from './signal-input.js';
+import { MAX_ABS_WEIGHT, MAX_COHORTS, MAX_ID_LENGTH, type SignalInput } from './signal-input.js';
 import { DEFAULT_WEIGHTS, type SignalKind } from './signal-kind.js';
 import { validatedSignals } from './signal-validation.js';
 
@@ -31,10 +31,12 @@ const SignalKindEnum = builder.enumType('SignalKind', {
   values: KIND_VALUES,
 });
 
+const ID_RULES = `1–${MAX_ID_LENGTH} characters in Unicode NFC, without lone surrogates, control or format characters or line/paragraph separators (refused, never changed)`;
+
 const SignalContextInput = builder.inputType('SignalContext', {
   description: 'Where a signal happened: the cohorts it counts for, and the surface.',
   fields: (t) => ({
-    cohortIds: t.idList({ required: false, description: 'Cohorts to attribute to (deduplicated; at most 32; 1–128 characters each).' }),
+    cohortIds: t.idList({ required: false, description: `Cohorts to attribute to (deduplicated; at most ${MAX_COHORTS}). Each: ${ID_RULES}.` }),
     surface: t.string({ required: false, description: 'Where the engagement happened (for the personal record only).' }),
   }),
 });
@@ -43,7 +45,7 @@ const SignalInputRef = builder.inputType('SignalInput', {
   description: 'One engagement of one user with one item.',
   fields: (t) => ({
     userId: t.field({ type: 'UInt64', required: true, description: 'Whose engagement (the owner of the signal).' }),
-    itemId: t.id({ required: true, description: '1–128 characters.' }),
+    itemId: t.id({ required: true, description: `${ID_RULES}.` }),
     kind: t.field({ type: SignalKindEnum, required: true, description: 'What the user did.' }),
     weight: t.float({
       required: false,
@@ -55,6 +57,11 @@ const SignalInputRef = builder.inputType('SignalInput', {
       description: "The client's event time: stored, never used for the boundary (that is the server's ingest time).",
     }),
     context: t.field({ type: SignalContextInput, required: false, description: 'Cohorts and surface; none: the community aggregate only.' }),
+    eventId: t.string({
+      required: false,
+      description:
+        'Idempotency key, unique per user: 1–128 characters without control characters (a UUID or ULID is typical). A signal whose eventId this user already sent is not stored or counted again; the call returns the original outcome with `duplicate: true`. Send one whenever a request may be retried.',
+    }),
   }),
 });
 
@@ -65,6 +72,9 @@ const SignalResultRef = builder.objectRef<SignalOutcome>('SignalResult').impleme
     status: t.expose('status', { type: MembershipStatusEnum, description: "The gate's decision." }),
     forwarded: t.exposeBoolean('forwarded', { description: 'Reached the community aggregate.' }),
     cohortsAttributed: t.exposeInt('cohortsAttributed', { description: 'Cohort aggregates it reached.' }),
+    duplicate: t.exposeBoolean('duplicate', {
+      description: 'This user had already sent a signal with this eventId: nothing was stored, and the fields above are that signal\'s original outcome.',
+    }),
   }),
 });
 
@@ -75,8 +85,8 @@ builder.mutationField('signal', (t) =>
     args: { input: t.arg({ type: SignalInputRef, required: true, description: 'The signal.' }) },
     extensions: { cost: { writes: ({ input }) => ({ signals: 1, cohortAttributions: distinctCohorts(input) }) } },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
-    resolve: async (_root, { input }, { services }) => {
-      const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics));
+    resolve: async (_root, { input }, { services, signal }) => {
+      const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics), signal);
       return outcome!;
     },
   }),
@@ -94,11 +104,11 @@ builder.mutationField('signals', (t) =>
       },
     },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
-    resolve: async (_root, { inputs }, { services }) => {
+    resolve: async (_root, { inputs }, { services, signal }) => {
       if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) {
         throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
       }
-      return services.signals.submit(validatedSignals(inputs, (i) => `inputs[${i}]`, services.metrics));
+      return services.signals.submit(validatedSignals(inputs, (i) => `inputs[${i}]`, services.metrics), signal);
     },
   }),
 );

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { timestamptzText } from '../time/rfc3339.js';
 import { WEIGHT_SCALE, type ValidSignal } from './signal-input.js';
 
 /**
@@ -11,50 +12,61 @@ export interface GatedSignal {
   signal: ValidSignal;
   /** The in-memory gate's answer: false when the cache knows the user LEFT. */
   gateOpen: boolean;
+  /** Idempotency key, unique per user (null: none, the signal is always stored anew). */
+  eventId: string | null;
 }
 
 export interface StoredSignal {
   signalId: string;
   forwarded: boolean;
   cohortsAttributed: number;
+  /** This user's signal with the same event id was already stored; the outcome above is that one's. */
+  duplicate: boolean;
 }
 
-/** Stores a group of signals and fans out the forwardable ones: one statement, one transaction. */
+/**
+ * Stores a group of signals and fans out the forwardable ones: one statement, one transaction.
+ * A signal whose (user, event id) is already stored, or appears earlier in the group, is not
+ * stored again: it gets the stored signal's outcome with `duplicate` set.
+ */
 export async function ingestSignals(db: Kysely<Database>, group: readonly GatedSignal[]): Promise<StoredSignal[]> {
   const columns = {
     userIds: [] as string[],
     itemIds: [] as string[],
     kinds: [] as string[],
     weights: [] as number[],
-    occurredAt: [] as (Date | null)[],
+    occurredAt: [] as (string | null)[],
     surfaces: [] as (string | null)[],
     gateOpen: [] as boolean[],
     cohortOrds: [] as number[],
     cohortIds: [] as string[],
+    eventIds: [] as (string | null)[],
   };
-  group.forEach(({ signal, gateOpen }, index) => {
+  group.forEach(({ signal, gateOpen, eventId }, index) => {
     columns.userIds.push(signal.userId);
     columns.itemIds.push(signal.itemId);
     columns.kinds.push(signal.kind);
     columns.weights.push(signal.weightMicros);
-    columns.occurredAt.push(signal.occurredAt);
+    columns.occurredAt.push(signal.occurredAt === null ? null : timestamptzText(signal.occurredAt));
     columns.surfaces.push(signal.surface);
     columns.gateOpen.push(gateOpen);
+    columns.eventIds.push(eventId);
     for (const cohortId of signal.cohortIds) {
       columns.cohortOrds.push(index + 1);
       columns.cohortIds.push(cohortId);
     }
   });
-  const { rows } = await sql<{ r_signal_id: string; r_forwarded: boolean; r_cohorts_attributed: number }>`
+  const { rows } = await sql<{ r_signal_id: string; r_forwarded: boolean; r_cohorts_attributed: number; r_duplicate: boolean }>`
     SELECT * FROM ingest_signals(
       ${columns.userIds}::text[], ${columns.itemIds}::text[], ${columns.kinds}::signal_kind[],
       ${columns.weights}::bigint[], ${columns.occurredAt}::timestamptz[], ${columns.surfaces}::text[],
-      ${columns.gateOpen}::boolean[], ${columns.cohortOrds}::int[], ${columns.cohortIds}::text[])
+      ${columns.gateOpen}::boolean[], ${columns.cohortOrds}::int[], ${columns.cohortIds}::text[], ${columns.eventIds}::text[])
   `.execute(db);
   return rows.map((row) => ({
     signalId: row.r_signal_id,
     forwarded: row.r_forwarded,
     cohortsAttributed: row.r_cohorts_attributed,
+    duplicate: row.r_duplicate,
   }));
 }
 

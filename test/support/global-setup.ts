@@ -1,4 +1,4 @@
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -17,6 +17,7 @@ declare module 'vitest' {
 }
 
 let embedded: EmbeddedDatabase | null = null;
+let dataParent: string | null = null;
 
 /**
  * One PostgreSQL for the whole run (embedded, or TEST_DATABASE_URL's server), and one migrated
@@ -25,11 +26,8 @@ let embedded: EmbeddedDatabase | null = null;
 export async function setup(project: TestProject): Promise<void> {
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
-    // Under /tmp: as root the server runs as "postgres", which cannot enter root-only folders.
-    const parent = await mkdtemp(path.join(tmpdir(), 'community-layer-test-'));
-    await chmod(parent, 0o755);
-    const dataDir = path.join(parent, 'pg');
-    embedded = await startEmbeddedPostgres({ dataDir, database: 'postgres', persistent: false, log: () => undefined });
+    dataParent = await mkdtemp(path.join(tmpdir(), 'community-layer-test-'));
+    embedded = await startEmbeddedPostgres({ dataDir: path.join(dataParent, 'pg'), database: 'postgres', persistent: false, log: () => undefined });
     adminUrl = embedded.url;
   }
   await recreateDatabase(adminUrl, TEMPLATE_DATABASE);
@@ -45,6 +43,7 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   await embedded?.stop();
+  if (dataParent) await rm(dataParent, { recursive: true, force: true });
 }
 
 async function recreateDatabase(adminUrl: string, name: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
@@ -34,6 +35,10 @@ export async function startApp(
     LISTENER_HEARTBEAT_MS: '1000',
     LISTENER_BACKOFF_MIN_MS: '20',
     LISTENER_BACKOFF_MAX_MS: '500',
+    // A loaded test machine stretches lock waits far beyond production's; tests of the timeouts set their own.
+    DB_LOCK_TIMEOUT_MS: '60000',
+    DB_STATEMENT_TIMEOUT_MS: '120000',
+    DB_ACQUIRE_TIMEOUT_MS: '30000',
     AUTH_JWT_SECRET: TEST_SECRET,
     ...environment,
   });
@@ -131,4 +136,32 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
+}
+
+export async function readiness(app: App): Promise<{ ok: boolean; checks: Record<string, boolean> }> {
+  const response = await fetch(new URL('/readyz', app.url));
+  return { ok: response.status === 200, ...((await response.json()) as { checks: Record<string, boolean> }) };
+}
+
+/** One sample of /metrics (0 when absent), e.g. metric(app, 'x_total', { outcome: 'ok' }). */
+export async function metric(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', app.url))).text();
+  const selector = Object.entries(labels).map(([label, value]) => `${label}="${value}"`).join(',');
+  const line = text.split('\n').find((candidate) => candidate.startsWith(selector ? `${name}{${selector}} ` : `${name} `));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/** Row counts of every table a request could write, to prove a refused one wrote nothing. */
+export async function rowCounts(db: pg.Client): Promise<string> {
+  const { rows } = await db.query(`SELECT concat_ws('/',
+    (SELECT count(*) FROM community_membership), (SELECT count(*) FROM leave_episode), (SELECT count(*) FROM signal),
+    (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
+    (SELECT max(version) FROM membership_clock)) AS n`);
+  return rows[0].n;
+}
+
+/** A logger that keeps its entries, for asserting what an app logged. */
+export function capturedLog(): { logger: Logger; entries: Record<string, any>[] } {
+  const entries: Record<string, any>[] = [];
+  return { logger: pino({ level: 'info' }, { write: (line: string) => void entries.push(JSON.parse(line)) }), entries };
 }

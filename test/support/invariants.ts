@@ -13,9 +13,10 @@ export async function aggregateMismatches(db: pg.Client): Promise<unknown[]> {
       SELECT cohort_id, item_id, sum(signal_count), sum(weight_micros_sum)
         FROM cohort_item_aggregate GROUP BY 1, 2
     )
+    -- An aggregate whose entries were all purged sums to 0 over an empty ledger: equal.
     SELECT target, item_id, l.n AS ledger_count, a.n AS aggregate_count, l.w AS ledger_weight, a.w AS aggregate_weight
       FROM ledger l FULL JOIN aggregate a USING (target, item_id)
-     WHERE l.n IS DISTINCT FROM a.n OR l.w IS DISTINCT FROM a.w`);
+     WHERE coalesce(l.n, 0) <> coalesce(a.n, 0) OR coalesce(l.w, 0) <> coalesce(a.w, 0)`);
   return rows;
 }
 

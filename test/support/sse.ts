@@ -23,6 +23,7 @@ export async function subscribe(app: App, query: string, variables: Record<strin
   const pending: SseEvent[] = [];
   return {
     status: response.status,
+    headers: response.headers,
     /** The next event, or null when the stream ended. */
     async next(): Promise<SseEvent | null> {
       for (;;) {

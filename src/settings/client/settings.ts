@@ -17,7 +17,20 @@ interface Membership {
   status: 'ACTIVE' | 'LEFT';
   leftAtNs: string | null;
   leftAt: string | null;
+  leaveCount: number;
+  /** The newest page of leaves, oldest first. */
   history: Episode[];
+}
+
+interface PurgeReceipt {
+  purgeId: string;
+  status: 'RUNNING' | 'FINISHED';
+  boundaryNs: string;
+  finishedAt: string | null;
+  removedSoFar: number;
+  weightRemoved: number;
+  foundNothing: boolean;
+  targets: { target: string; entries: number; weight: number }[];
 }
 
 interface GraphQLError {
@@ -34,8 +47,10 @@ class ApiError extends Error {
   }
 }
 
-type Operation = 'SettingsLeave' | 'SettingsRejoin' | 'SettingsWatch';
+/** The operations of operations.graphql, sent by hash. */
+type Operation = 'SettingsLeave' | 'SettingsRejoin' | 'SettingsWatch' | 'SettingsOlderLeaves' | 'SettingsLatestPurge' | 'SettingsPurge';
 
+const PURGE_POLL_MS = 1000;
 const TOKEN_KEY = 'community-layer-token';
 const root = document.documentElement;
 const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
@@ -44,8 +59,8 @@ const parentOrigins = (root.dataset['parentOrigins'] ?? '').split(' ').filter(Bo
 const documents = JSON.parse(root.dataset['documents'] ?? '{}') as Partial<Record<Operation, string>>;
 
 /** A request body naming a trusted document by its hash instead of sending its text. */
-function operationBody(name: Operation): string {
-  return JSON.stringify({ operationName: name, extensions: { persistedQuery: { version: 1, sha256Hash: documents[name] } } });
+function operationBody(name: Operation, variables: Record<string, unknown> = {}): string {
+  return JSON.stringify({ operationName: name, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documents[name] } } });
 }
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -57,9 +72,20 @@ const view = {
   history: element<HTMLTableSectionElement>('history-rows'),
   historyTable: element<HTMLTableElement>('history'),
   noHistory: element<HTMLParagraphElement>('no-history'),
+  historyCount: element<HTMLParagraphElement>('history-count'),
+  older: element<HTMLButtonElement>('older'),
   error: element<HTMLParagraphElement>('error'),
   live: element<HTMLParagraphElement>('live'),
   confirm: element<HTMLDialogElement>('confirm-leave'),
+  purge: element<HTMLElement>('purge'),
+  purgeStart: element<HTMLButtonElement>('purge-start'),
+  purgeReceipt: element<HTMLDivElement>('purge-receipt'),
+  purgeState: element<HTMLParagraphElement>('purge-state'),
+  purgeProgress: element<HTMLProgressElement>('purge-progress'),
+  purgeTargets: element<HTMLTableElement>('purge-targets'),
+  purgeTargetRows: element<HTMLTableSectionElement>('purge-target-rows'),
+  confirmPurge: element<HTMLDialogElement>('confirm-purge'),
+  confirmPurgeBoundary: element<HTMLSpanElement>('confirm-purge-boundary'),
   tokenForm: element<HTMLFormElement>('token-form'),
   tokenInput: element<HTMLTextAreaElement>('token-input'),
 };
@@ -67,6 +93,11 @@ const view = {
 let token: string | null = null;
 let stream: AbortController | null = null;
 let retryDelay = 500;
+/** The boundary shown while LEFT (null while ACTIVE), and the pending receipt poll. */
+let boundaryNs: string | null = null;
+let purgePoll: ReturnType<typeof setTimeout> | null = null;
+/** Every leave shown, by leftAtNs: the newest page from each update plus the older pages asked for. */
+const episodes = new Map<string, Episode>();
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'long', timeStyle: 'medium' });
 
@@ -87,9 +118,109 @@ function render(membership: Membership): void {
   }
   view.leave.hidden = left;
   view.rejoin.hidden = !left;
-  view.history.replaceChildren(...[...membership.history].reverse().map(historyRow));
-  view.historyTable.hidden = membership.history.length === 0;
-  view.noHistory.hidden = membership.history.length > 0;
+  const newlyLeft = left && membership.leftAtNs !== boundaryNs;
+  boundaryNs = left ? membership.leftAtNs : null;
+  view.purge.hidden = !left;
+  if (newlyLeft) void loadPurge();
+  if (!left && purgePoll !== null) {
+    clearTimeout(purgePoll);
+    purgePoll = null;
+  }
+  const oldest = membership.history[0];
+  // Older pages stay shown while the newest page still joins them; after a gap (many leaves since
+  // the last update) or a deletion, start again from the newest page.
+  if (membership.leaveCount < episodes.size || (oldest && episodes.size > 0 && !episodes.has(oldest.leftAtNs))) episodes.clear();
+  addEpisodes(membership.history, membership.leaveCount);
+}
+
+function addEpisodes(page: Episode[], total: number): void {
+  for (const episode of page) episodes.set(episode.leftAtNs, episode);
+  const newestFirst = [...episodes.values()].sort((x, y) => (BigInt(y.leftAtNs) > BigInt(x.leftAtNs) ? 1 : -1));
+  view.history.replaceChildren(...newestFirst.map(historyRow));
+  view.historyTable.hidden = newestFirst.length === 0;
+  view.noHistory.hidden = newestFirst.length > 0;
+  const more = newestFirst.length < total;
+  view.older.hidden = !more;
+  view.historyCount.hidden = !more;
+  view.historyCount.textContent = `Showing the ${newestFirst.length} most recent of ${total} leaves.`;
+}
+
+/** The page before the oldest leave shown. */
+async function showOlder(): Promise<void> {
+  const oldest = [...episodes.keys()].reduce((x, y) => (BigInt(y) < BigInt(x) ? y : x));
+  view.older.disabled = true;
+  try {
+    const page = (await request('SettingsOlderLeaves', { before: oldest })) as unknown as Pick<Membership, 'leaveCount' | 'history'>;
+    addEpisodes(page.history, page.leaveCount);
+    showError(null);
+    (view.older.hidden ? view.historyTable : view.older).focus();
+  } catch (error) {
+    showError(explain(error));
+    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+  } finally {
+    view.older.disabled = false;
+  }
+}
+
+/** The newest receipt; polled while its purge runs. */
+async function loadPurge(): Promise<void> {
+  if (purgePoll !== null) clearTimeout(purgePoll);
+  purgePoll = null;
+  try {
+    const receipts = (await request('SettingsLatestPurge')) as unknown as PurgeReceipt[];
+    showPurge(receipts[0] ?? null);
+  } catch (error) {
+    showError(explain(error));
+    if (boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+  }
+}
+
+function showPurge(receipt: PurgeReceipt | null): void {
+  // A receipt from an earlier leave says nothing about what this leave's boundary left behind.
+  const current = receipt !== null && receipt.boundaryNs === boundaryNs;
+  view.purgeReceipt.hidden = receipt === null;
+  view.purgeStart.hidden = current;
+  if (receipt === null) return;
+  root.dataset['purge'] = receipt.status;
+  const running = receipt.status === 'RUNNING';
+  view.purgeProgress.hidden = !running;
+  view.purgeState.textContent = running
+    ? `Removing your past contributions… ${receipt.removedSoFar} removed so far.`
+    : receipt.foundNothing
+      ? 'There was nothing left to remove: your past contributions had already been removed.'
+      : `${current ? 'Your' : 'Last time, your'} past contributions were removed: ${receipt.removedSoFar} entries, weight ${receipt.weightRemoved}, on ${formatInstant(receipt.finishedAt === null ? null : isoToNs(receipt.finishedAt))}.`;
+  view.purgeTargets.hidden = receipt.targets.length === 0;
+  view.purgeTargetRows.replaceChildren(
+    ...receipt.targets.map((target) => {
+      const row = document.createElement('tr');
+      for (const text of [target.target === 'community' ? 'Everyone' : `Cohort ${target.target}`, String(target.entries), String(target.weight)]) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      return row;
+    }),
+  );
+  if (running && boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+}
+
+function isoToNs(iso: string): string {
+  return String(BigInt(Date.parse(iso)) * 1_000_000n);
+}
+
+async function startPurge(): Promise<void> {
+  view.purgeStart.disabled = true;
+  try {
+    const receipt = (await request('SettingsPurge')) as unknown as PurgeReceipt;
+    showError(null);
+    showPurge(receipt);
+    view.purgeReceipt.focus();
+  } catch (error) {
+    showError(explain(error));
+    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+  } finally {
+    view.purgeStart.disabled = false;
+  }
 }
 
 function timeElement(ns: string, iso: string | null): HTMLTimeElement {
@@ -124,18 +255,21 @@ function explain(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.code === 'UNAUTHENTICATED') return 'Your sign-in has expired or is not valid. Sign in again to manage this setting.';
     if (error.code === 'FORBIDDEN') return 'This account may not change this setting.';
+    if (error.code === 'PURGE_IN_PROGRESS') return 'Your past contributions are still being removed. You can rejoin when that has finished.';
+    if (error.code === 'NOT_LEFT') return 'Leave the community layer first; then you can remove your past contributions.';
+    if (error.code === 'TOO_MANY_SUBSCRIPTIONS') return 'Too many open pages follow this setting live. Close one; this page retries by itself.';
     return `The service could not do that (${error.message}). Please try again.`;
   }
   return 'Cannot reach the service. Check your connection; the page retries by itself.';
 }
 
-async function request(operation: Operation): Promise<Membership> {
+async function request(operation: Operation, variables: Record<string, unknown> = {}): Promise<Membership> {
   let response: Response;
   try {
     response = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: operationBody(operation),
+      body: operationBody(operation, variables),
     });
   } catch {
     throw new ApiError('network', 'NETWORK');
@@ -168,6 +302,7 @@ async function follow(): Promise<void> {
   const controller = new AbortController();
   stream = controller;
   view.live.textContent = 'Live updates: connecting…';
+  root.dataset['live'] = 'connecting';
   try {
     const response = await fetch(endpoint, {
       method: 'POST',
@@ -175,7 +310,11 @@ async function follow(): Promise<void> {
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
       body: operationBody('SettingsWatch'),
     });
-    if (!response.ok || !response.body) throw new ApiError(`HTTP ${response.status}`, 'ERROR');
+    if (!response.ok || !response.body) {
+      // A refusal (e.g. TOO_MANY_SUBSCRIPTIONS) still carries its GraphQL error as an event.
+      const failure = eventError(await response.text().catch(() => ''));
+      throw new ApiError(failure?.message ?? `HTTP ${response.status}`, failure?.extensions?.code ?? 'ERROR');
+    }
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = '';
     for (;;) {
@@ -191,22 +330,39 @@ async function follow(): Promise<void> {
     throw new ApiError('stream ended', 'NETWORK');
   } catch (error) {
     if (controller.signal.aborted) return;
+    root.dataset['live'] = 'off';
     if (error instanceof ApiError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+      // The server ends the stream when the token expires; the embedding app may hand over a new one.
       view.live.textContent = 'Live updates: stopped.';
       showError(explain(error));
       askForToken();
+      if (error.code === 'UNAUTHENTICATED') requestToken();
       return;
     }
+    if (error instanceof ApiError && error.code === 'TOO_MANY_SUBSCRIPTIONS') showError(explain(error));
     view.live.textContent = 'Live updates: reconnecting…';
     setTimeout(() => void follow(), retryDelay);
     retryDelay = Math.min(retryDelay * 2, 15_000);
   }
 }
 
-function onEvent(block: string): void {
+type EventMessage = { data?: { communityLayerStatusChanged: Membership }; errors?: GraphQLError[] };
+
+function eventMessage(block: string): EventMessage | null {
   const data = /^data: ?(.*)$/m.exec(block)?.[1];
-  if (!data) return;
-  const message = JSON.parse(data) as { data?: { communityLayerStatusChanged: Membership }; errors?: GraphQLError[] };
+  return data ? (JSON.parse(data) as EventMessage) : null;
+}
+
+function eventError(body: string): GraphQLError | undefined {
+  return body
+    .split('\n\n')
+    .map((block) => eventMessage(block)?.errors?.[0])
+    .find(Boolean);
+}
+
+function onEvent(block: string): void {
+  const message = eventMessage(block);
+  if (!message) return;
   const failure = message.errors?.[0];
   if (failure) throw new ApiError(failure.message, failure.extensions?.code ?? 'ERROR');
   if (!message.data) return;
@@ -221,8 +377,17 @@ function askForToken(): void {
   view.tokenForm.hidden = false;
 }
 
+/** Tells the embedding app (if any) that the token is no longer accepted, so it can post a fresh one. */
+function requestToken(): void {
+  if (window.parent === window) return;
+  for (const origin of parentOrigins) window.parent.postMessage({ type: 'community-layer-token-expired' }, origin);
+}
+
+/** A new token renews the live stream at once (the old one ends when its token expires). */
 function useToken(value: string): void {
-  token = value.trim();
+  const next = value.trim();
+  if (next === token && root.dataset['live'] === 'on') return;
+  token = next;
   sessionStorage.setItem(TOKEN_KEY, token);
   view.tokenForm.hidden = true;
   showError(null);
@@ -246,6 +411,15 @@ view.confirm.addEventListener('close', () => {
     view.leave.focus();
   }
 });
+view.purgeStart.addEventListener('click', () => {
+  view.confirmPurgeBoundary.textContent = `before ${formatInstant(boundaryNs)}`;
+  view.confirmPurge.showModal();
+});
+view.confirmPurge.addEventListener('close', () => {
+  if (view.confirmPurge.returnValue === 'confirm') void startPurge();
+  else view.purgeStart.focus();
+});
+view.older.addEventListener('click', () => void showOlder());
 view.rejoin.addEventListener('click', () => void act('SettingsRejoin', view.rejoin, () => view.leave));
 view.tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();

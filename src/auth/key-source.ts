@@ -1,0 +1,72 @@
+import { createPublicKey, type KeyObject, webcrypto } from 'node:crypto';
+import type { JWTVerifyGetKey } from 'jose';
+import type { Logger } from 'pino';
+import type { AuthConfig, VerificationKeyConfig } from '../config/config.js';
+import { discoverJwksUri } from './discovery.js';
+import { RemoteKeySet } from './remote-key-set.js';
+
+/** What token signatures are checked against: a configured key, or an identity provider's key set. */
+export interface KeySource {
+  /** The only algorithms accepted (never `none`, never HS* with a public key). */
+  readonly algorithms: readonly string[];
+  readonly getKey: JWTVerifyGetKey;
+  /** Changes whenever the keys change, so verifications remembered under removed keys end. */
+  readonly generation: number;
+  /** False while a remote key set has never been loaded (readiness). */
+  readonly loaded: boolean;
+  start(): void;
+  stop(): void;
+}
+
+/** The configured source; `development` must have been resolved to a secret first (main does). */
+export function createKeySource(auth: AuthConfig<VerificationKeyConfig>, logger: Logger): KeySource {
+  const { key } = auth;
+  switch (key.kind) {
+    case 'secret':
+    case 'publicKey':
+      return staticKeySource(key);
+    case 'jwks':
+      return new RemoteKeySet({ ...auth.jwks, logger, locate: async () => new URL(key.url) });
+    case 'oidc':
+      return new RemoteKeySet({
+        ...auth.jwks,
+        logger,
+        locate: async () => {
+          const jwksUri = await discoverJwksUri(key.issuer, auth.jwks.timeoutMs);
+          logger.info({ issuer: key.issuer, jwksUri: jwksUri.href }, 'OpenID provider discovered');
+          return jwksUri;
+        },
+      });
+  }
+}
+
+export type StaticKey = { kind: 'secret'; secret: string } | { kind: 'publicKey'; pem: string };
+
+/**
+ * One configured key, imported once (jose would otherwise convert it on every verification). A
+ * bad public key throws here, synchronously, so the app refuses to start.
+ */
+export function staticKeySource(key: StaticKey): KeySource {
+  const { algorithm, imported } = importStaticKey(key);
+  return {
+    algorithms: [algorithm],
+    getKey: () => imported,
+    generation: 0,
+    loaded: true,
+    start: () => undefined,
+    stop: () => undefined,
+  };
+}
+
+function importStaticKey(key: StaticKey): { algorithm: string; imported: Promise<KeyObject | webcrypto.CryptoKey> } {
+  if (key.kind === 'secret') {
+    const hmac = { name: 'HMAC', hash: 'SHA-256' };
+    return { algorithm: 'HS256', imported: webcrypto.subtle.importKey('raw', Buffer.from(key.secret), hmac, false, ['verify']) };
+  }
+  const publicKey = createPublicKey(key.pem);
+  if (publicKey.asymmetricKeyType === 'rsa') return { algorithm: 'RS256', imported: Promise.resolve(publicKey) };
+  if (publicKey.asymmetricKeyType === 'ec' && publicKey.asymmetricKeyDetails?.namedCurve === 'prime256v1') {
+    return { algorithm: 'ES256', imported: Promise.resolve(publicKey) };
+  }
+  throw new Error('AUTH_JWT_PUBLIC_KEY must be an RSA key (RS256) or an EC P-256 key (ES256)');
+}

@@ -1,0 +1,36 @@
+/**
+ * Errors that say "the database cannot serve right now", not "this request is wrong": the client
+ * should retry shortly (HTTP 503). Anything else from the database is a bug and stays a masked 500.
+ */
+const TRANSIENT_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: the server is restarting
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or shutting down
+  '53300', // too_many_connections
+  '53200', // out_of_memory
+  '53100', // disk_full
+  '55P03', // lock_not_available: lock_timeout
+  '57014', // query_canceled: statement_timeout
+  '40001', // serialization_failure (after our retries)
+  '40P01', // deadlock_detected (after our retries)
+  '25P03', // idle_in_transaction_session_timeout
+]);
+
+const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+// pg reports lost sockets and pool waits by message only.
+const TRANSIENT_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+
+export function isTransientDatabaseError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (TRANSIENT_SQLSTATES.has(code) || code.startsWith('08') || TRANSIENT_NODE_CODES.has(code))) return true;
+  if (TRANSIENT_MESSAGES.some((message) => error.message.includes(message))) return true;
+  const cause = (error as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== error && isTransientDatabaseError(cause);
+}
