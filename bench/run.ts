@@ -6,6 +6,7 @@ import { gateLookup } from './cases/gate-lookup.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
 import { processPropagation } from './cases/process-propagation.js';
+import { processThroughput } from './cases/process-throughput.js';
 import { propagation } from './cases/propagation.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
@@ -54,7 +55,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, processPropagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification];
+const CASES: readonly Case[] = [singleSignal, batched, propagation, processPropagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification, processThroughput];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
 // `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).

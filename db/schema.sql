@@ -24,7 +24,7 @@ CREATE TABLE cohort_contribution (
   item_id text NOT NULL,
   weight_micros bigint NOT NULL,
   at_ns bigint NOT NULL,
-  CONSTRAINT cohort_contribution_pkey PRIMARY KEY (signal_id, cohort_id)
+  CONSTRAINT cohort_contribution_pkey PRIMARY KEY (user_id, signal_id, cohort_id)
 );
 
 CREATE TABLE cohort_item_aggregate (
@@ -82,12 +82,12 @@ CREATE TABLE signal (
   cohort_ids text[] NOT NULL DEFAULT '{}'::text[],
   at_ns bigint NOT NULL,
   forwarded boolean NOT NULL,
-  CONSTRAINT signal_pkey PRIMARY KEY (id)
+  CONSTRAINT signal_pkey PRIMARY KEY (user_id, id)
 );
 
 -- indexes
 
-CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (signal_id, cohort_id);
+CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (user_id, signal_id, cohort_id);
 
 CREATE INDEX cohort_contribution_user_at_idx ON public.cohort_contribution USING btree (user_id, at_ns, signal_id);
 
@@ -107,7 +107,7 @@ CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
 
-CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (id);
+CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, id);
 
 CREATE INDEX signal_user_at_idx ON public.signal USING btree (user_id, at_ns, id);
 

@@ -3,6 +3,7 @@ import * as membership from './0001_membership.js';
 import * as signals from './0002_signals.js';
 import * as boundary from './0003_boundary.js';
 import * as lockBuckets from './0004_lock_buckets.js';
+import * as userKeys from './0006_user_keys.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002_signals': signals,
   '0003_boundary': boundary,
   '0004_lock_buckets': lockBuckets,
+  '0006_user_keys': userKeys,
 };
