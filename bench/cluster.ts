@@ -25,7 +25,7 @@ export interface Cluster {
   startApp(databaseUrl: string): Promise<App>;
   stopApp(app: App): Promise<void>;
   /** `count` server processes of their own (not in this event loop) on the database. */
-  startProcesses(databaseUrl: string, count: number, entry?: string): Promise<ServerProcesses>;
+  startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>): Promise<ServerProcesses>;
   sqlClient(databaseUrl: string): Promise<pg.Client>;
   endCase(): Promise<void>;
   stop(): Promise<void>;
@@ -69,8 +69,12 @@ export async function startCluster(): Promise<Cluster> {
       apps.delete(app);
       await app.stop();
     },
-    async startProcesses(databaseUrl, count, entry = 'bench/server-process.ts') {
-      const started = await startServerProcesses({ count, entry, environment: { DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET } });
+    async startProcesses(databaseUrl, count, environment = {}) {
+      const started = await startServerProcesses({
+        count,
+        entry: 'bench/server-process.ts',
+        environment: { ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
+      });
       processes.add(started);
       return started;
     },

@@ -45,7 +45,10 @@ export async function setup(project: TestProject): Promise<void> {
     await database.close();
   }
   project.provide('adminDatabaseUrl', adminUrl);
-  pgbouncer = await startPgBouncer(adminUrl);
+  pgbouncer = await startPgBouncer(adminUrl).catch(async (error: unknown) => {
+    await embedded?.stop();
+    throw error;
+  });
   project.provide('pooledAdminDatabaseUrl', pgbouncer.pooled(adminUrl));
 }
 
