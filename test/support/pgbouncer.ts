@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from '../../src/util/free-port.js';
 
 /** A PgBouncer in transaction mode in front of one PostgreSQL, for the tests that run through it. */
 export interface PgBouncer {
@@ -118,16 +118,4 @@ async function systemUser(name: string): Promise<{ uid: number; gid: number }> {
   if (!line) throw new Error(`no "${name}" user to run pgbouncer as (it refuses to run as root)`);
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
