@@ -10,6 +10,7 @@ import { connectDatabase } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createLogger } from '../src/server/logger.js';
+import { startServerProcesses, type ServerProcesses } from './processes.js';
 
 const TEMPLATE = 'bench';
 const SECRET = randomBytes(32).toString('base64url');
@@ -23,6 +24,8 @@ export interface Cluster {
   freshDatabase(): Promise<string>;
   startApp(databaseUrl: string, options?: AppOptions): Promise<App>;
   stopApp(app: App): Promise<void>;
+  /** `count` server processes of their own (not in this event loop) on the database. */
+  startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>): Promise<ServerProcesses>;
   sqlClient(databaseUrl: string): Promise<pg.Client>;
   endCase(): Promise<void>;
   stop(): Promise<void>;
@@ -33,6 +36,7 @@ export async function startCluster(): Promise<Cluster> {
   const embedded = await startEmbeddedPostgres({ dataDir: join(parent, 'pg'), database: TEMPLATE, persistent: false, log: () => {} });
   const apps = new Set<App>();
   const clients = new Set<pg.Client>();
+  const processes = new Set<ServerProcesses>();
   try {
     const database = connectDatabase({ url: embedded.url, poolMax: 2, logger: createLogger({ env: 'test', logLevel: 'silent' }) });
     await migrateToLatest(database.db).finally(() => database.close());
@@ -63,6 +67,15 @@ export async function startCluster(): Promise<Cluster> {
       apps.delete(app);
       await app.stop();
     },
+    async startProcesses(databaseUrl, count, environment = {}) {
+      const started = await startServerProcesses({
+        count,
+        entry: 'bench/server-process.ts',
+        environment: { ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
+      });
+      processes.add(started);
+      return started;
+    },
     async sqlClient(databaseUrl) {
       const client = new pg.Client({ connectionString: databaseUrl });
       clients.add(client);
@@ -72,8 +85,10 @@ export async function startCluster(): Promise<Cluster> {
     async endCase() {
       await Promise.allSettled([...clients].map((client) => client.end()));
       await Promise.allSettled([...apps].map((app) => app.stop()));
+      await Promise.allSettled([...processes].map((started) => started.stop()));
       clients.clear();
       apps.clear();
+      processes.clear();
     },
     async stop() {
       await cluster.endCase();

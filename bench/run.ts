@@ -6,6 +6,8 @@ import { costModel } from './cases/cost-model.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
+import { processPropagation } from './cases/process-propagation.js';
+import { processThroughput } from './cases/process-throughput.js';
 import { propagation } from './cases/propagation.js';
 import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
@@ -59,7 +61,21 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
   },
 };
 
-const CASES: readonly Case[] = [singleSignal, batched, propagation, restore, gateLookup, correctness, overload, idleSubscriptions, tokenVerification, purge, costModel];
+const CASES: readonly Case[] = [
+  singleSignal,
+  batched,
+  propagation,
+  processPropagation,
+  restore,
+  gateLookup,
+  correctness,
+  overload,
+  idleSubscriptions,
+  tokenVerification,
+  purge,
+  processThroughput,
+  costModel,
+];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
 // `--only <text>`: just the cases with a label containing it (e.g. `--only "7."`).

@@ -6,6 +6,7 @@ import * as lockBuckets from './0004_lock_buckets.js';
 import * as membershipGuard from './0005_membership_guard.js';
 import * as signalEventIds from './0006_signal_event_ids.js';
 import * as purge from './0007_purge.js';
+import * as userKeys from './0008_user_keys.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005_membership_guard': membershipGuard,
   '0006_signal_event_ids': signalEventIds,
   '0007_purge': purge,
+  '0008_user_keys': userKeys,
 };

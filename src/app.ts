@@ -6,10 +6,12 @@ import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
 import { createKeySource } from './auth/key-source.js';
 import { ChannelListener } from './cache/channel-listener.js';
+import { checkListenSession } from './cache/listen-check.js';
 import { MembershipSync } from './cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { checkSessionLimits } from './db/session-limits.js';
 import type { Services } from './graphql/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
 import { membershipSource } from './membership/membership.store.js';
@@ -64,7 +66,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     // A session connection of its own for LISTEN (never a transaction pooler).
     openChannel: (handlers) =>
       new ChannelListener({
-        connectionString: config.databaseUrl,
+        connectionString: config.databaseListenUrl,
         applicationName: `community-layer listener ${instanceId}`,
         ...config.listener,
         logger,
@@ -114,6 +116,20 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   });
   let url = '';
 
+  /**
+   * Kysely's migration lock is a session advisory lock (pg_advisory_lock … pg_advisory_unlock in
+   * separate statements): through a transaction pooler the unlock may reach another server session
+   * and the lock would leak. Migrations therefore use a short-lived session on the listen URL.
+   */
+  const migrateOverSession = async (): Promise<string[]> => {
+    const session = connectDatabase({ url: config.databaseListenUrl, poolMax: 1, logger });
+    try {
+      return await migrateToLatest(session.db);
+    } finally {
+      await session.close();
+    }
+  };
+
   return {
     services,
     instanceId,
@@ -121,10 +137,25 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       return url;
     },
     async start() {
-      const applied = await migrateToLatest(database.db);
-      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-      if (options.membershipSync !== false) await membership.start();
-      purges.start();
+      try {
+        await checkSessionLimits(database.db, config.database);
+        const applied = await migrateOverSession();
+        if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+        if (options.membershipSync !== false) {
+          await checkListenSession({
+            connectionString: config.databaseListenUrl,
+            applicationName: `community-layer listen check ${instanceId}`,
+            timeoutMs: config.listener.heartbeatTimeoutMs,
+            notify: async (channel, payload) => void (await sql`SELECT pg_notify(${channel}, ${payload})`.execute(database.db)),
+          });
+          await membership.start();
+        }
+        purges.start();
+      } catch (error) {
+        // A refused start leaves nothing open behind it.
+        await database.close();
+        throw error;
+      }
       // In the background: an unreachable identity provider delays readiness, not the start.
       keys.start();
       url = await listen(server, config.http.port, config.http.host);

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { aggregateMismatches, boundaryViolations, type Operation } from './support/invariants.js';
-import { gql, startCluster, type Cluster } from './support/harness.js';
+import { gql, ROUTES, startCluster, type Cluster, type Route } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { status } }`;
@@ -11,7 +11,7 @@ const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $user
  * Instances 0 and 1 keep their caches in sync over LISTEN/NOTIFY; instance 2 never hears of a
  * leave, so every signal it takes for a LEFT user relies on the database guard alone.
  */
-const startThreeInstances = () => startCluster([{}, {}, { membershipSync: false }]);
+const startThreeInstances = (route: Route = 'direct') => startCluster([{}, {}, { membershipSync: false }], route);
 
 async function perform(apps: App[], kind: Operation['kind'], userId: string, instance: number, cohorts = 0): Promise<Operation> {
   const start = performance.now();
@@ -50,11 +50,12 @@ async function hammer(apps: App[], options: { users: number; clients: number; op
   return history;
 }
 
-describe('the boundary under concurrency', () => {
+// Directly and through a transaction-pooling PgBouncer: the guard's locks and snapshots must hold on both.
+describe.each(ROUTES)('the boundary under concurrency, via %s', (route) => {
   let cluster: Cluster;
 
   beforeAll(async () => {
-    cluster = await startThreeInstances();
+    cluster = await startThreeInstances(route);
   });
 
   afterAll(() => cluster?.stop());

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { withTimeout } from '../src/util/with-timeout.js';
 import { TEST_SECRET, eventually, sqlClient, token } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId } }`;
@@ -69,7 +70,7 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
   // As root the embedded server runs as "postgres", which must be able to enter this folder.
   await chmod(folder, 0o755);
   database = await startEmbeddedPostgres({ dataDir: path.join(folder, 'pg'), database: 'outage', persistent: true, log: () => undefined });
-  instances.push(...(await Promise.all([spawnServer(database.url), spawnServer(database.url)])));
+  instances.push(...(await withTimeout(Promise.all([spawnServer(database.url), spawnServer(database.url)]), 120_000)));
   const bearer = await token('1', 'signals:write');
   let running = true;
 
@@ -129,23 +130,27 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
     await until(what, () => instances.every((instance, n) => instance.acknowledged.length >= targets[n]!));
   };
 
+  // Each step has a deadline of its own, so a hang says where it happened.
+  const step = <T,>(what: string, work: Promise<T>) => withTimeout(work, 60_000).catch((error: unknown) => {
+    throw new Error(`${what}: ${String(error)}; instances: ${state()}`);
+  });
   await moreAcknowledged('30 signals acknowledged by each instance before the restart', 30);
-  await database.pause();
-  await database.resume();
+  await step('stopping PostgreSQL for the restart', database.pause());
+  await step('starting PostgreSQL again', database.resume());
   await moreAcknowledged('30 more after the restart', 30);
 
-  await database.pause();
+  await step('stopping PostgreSQL for the outage', database.pause());
   const refusedBefore = instances.map((instance) => instance.retryable);
   const outage = new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
   await until('not ready and a 503 on each instance during the outage', () =>
     instances.every((instance, n) => instance.readiness.at(-1) === 503 && instance.retryable > refusedBefore[n]!),
   );
   await outage;
-  await database.resume();
+  await step('starting PostgreSQL after the outage', database.resume());
   await moreAcknowledged('30 more after the outage', 30);
   await until('ready again', () => instances.every((instance) => instance.readiness.at(-1) === 200));
   running = false;
-  await Promise.all(load);
+  await step('the clients finishing', Promise.all(load));
 
   for (const instance of instances) {
     expect(instance.child.exitCode).toBeNull();

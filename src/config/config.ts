@@ -18,17 +18,19 @@ const environmentSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_LISTEN_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   EMBEDDED_PG_DIR: z.string().min(1).default('.data/postgres'),
   DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   GRAPHIQL: booleanFlag.optional(),
   SIGNAL_BATCH_MAX: z.coerce.number().int().min(1).max(1000).default(256),
   SIGNAL_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-  SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(2_000),
+  SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   DB_ACQUIRE_TIMEOUT_MS: milliseconds.default(2_000),
   DB_STATEMENT_TIMEOUT_MS: milliseconds.default(15_000),
   DB_LOCK_TIMEOUT_MS: milliseconds.default(5_000),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: milliseconds.default(15_000),
+  DB_SESSION_LIMITS: z.enum(['startup', 'server']).default('startup'),
   RETRY_AFTER_SECONDS: z.coerce.number().int().min(1).max(3600).default(1),
   LISTENER_HEARTBEAT_MS: milliseconds.default(10_000),
   LISTENER_HEARTBEAT_TIMEOUT_MS: milliseconds.default(5_000),
@@ -110,12 +112,25 @@ export interface AuthConfig<Key extends AuthKeyConfig = AuthKeyConfig> {
 export interface Config {
   env: 'development' | 'production' | 'test';
   http: { host: string; port: number; corsOrigins: string[]; bodyLimitBytes: number };
-  /** Unset: main starts an embedded PostgreSQL in `embeddedDataDir`. */
+  /** Unset: main starts an embedded PostgreSQL in `embeddedDataDir`. May be a transaction pooler. */
   databaseUrl: string | undefined;
+  /** The session connection for LISTEN, straight to the primary; unset: `databaseUrl`. */
+  databaseListenUrl: string | undefined;
   embeddedDataDir: string;
   poolMax: number;
-  /** Session limits of every pooled connection, and how long a request may wait for one. */
-  database: { acquireTimeoutMs: number; statementTimeoutMs: number; lockTimeoutMs: number; idleInTransactionTimeoutMs: number };
+  /**
+   * Session limits of every pooled connection, and how long a request may wait for one. `sessionLimits`:
+   * `startup` sends them as startup parameters of each connection; `server` means the server already
+   * applies them (ALTER ROLE … SET, for a transaction pooler that refuses such parameters) and start-up
+   * checks that it does.
+   */
+  database: {
+    acquireTimeoutMs: number;
+    statementTimeoutMs: number;
+    lockTimeoutMs: number;
+    idleInTransactionTimeoutMs: number;
+    sessionLimits: 'startup' | 'server';
+  };
   /** What a 503 (database unavailable, overload) tells clients to wait. */
   retryAfterSeconds: number;
   logLevel: string;
@@ -163,8 +178,9 @@ export interface Config {
  * What `createApp` runs on: the configuration with its resources resolved (a database to connect
  * to, a key to verify tokens with), so an app can never start half-configured.
  */
-export type AppConfig = Omit<Config, 'databaseUrl' | 'auth'> & {
+export type AppConfig = Omit<Config, 'databaseUrl' | 'databaseListenUrl' | 'auth'> & {
   databaseUrl: string;
+  databaseListenUrl: string;
   auth: AuthConfig<VerificationKeyConfig>;
   /** Pre-filled in GraphiQL; only ever set in development, when the secret was generated locally. */
   developmentToken: string | null;
@@ -177,6 +193,7 @@ export function resolveConfig(
   return {
     ...config,
     databaseUrl: resources.databaseUrl,
+    databaseListenUrl: config.databaseListenUrl ?? resources.databaseUrl,
     auth: { ...config.auth, key: resources.authKey },
     developmentToken: resources.developmentToken ?? null,
   };
@@ -198,6 +215,9 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   if (env.LISTENER_BACKOFF_MIN_MS > env.LISTENER_BACKOFF_MAX_MS) {
     throw new ConfigError('Invalid configuration:\n  LISTENER_BACKOFF_MIN_MS: must not exceed LISTENER_BACKOFF_MAX_MS');
   }
+  if (env.DATABASE_LISTEN_URL && !env.DATABASE_URL) {
+    throw new ConfigError('Invalid configuration:\n  DATABASE_LISTEN_URL: set only together with DATABASE_URL (the embedded database needs neither)');
+  }
   const authProblem = authConfigProblem(env);
   if (authProblem) throw new ConfigError(`Invalid configuration:\n  ${authProblem}`);
   if (!env.DATABASE_URL && env.NODE_ENV === 'production') {
@@ -210,6 +230,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     env: env.NODE_ENV,
     http: { host: env.HOST, port: env.PORT, corsOrigins: env.CORS_ORIGINS, bodyLimitBytes: env.BODY_LIMIT_BYTES },
     databaseUrl: env.DATABASE_URL,
+    databaseListenUrl: env.DATABASE_LISTEN_URL,
     embeddedDataDir: env.EMBEDDED_PG_DIR,
     poolMax: env.DB_POOL_MAX,
     database: {
@@ -217,6 +238,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
       lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
       idleInTransactionTimeoutMs: env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      sessionLimits: env.DB_SESSION_LIMITS,
     },
     retryAfterSeconds: env.RETRY_AFTER_SECONDS,
     logLevel: env.LOG_LEVEL,

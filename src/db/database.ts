@@ -27,7 +27,8 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
     keepAlive: true,
     // Also how long a query waits for a free connection: past it, a retryable error, not a queue.
     connectionTimeoutMillis: limits?.acquireTimeoutMs ?? 10_000,
-    ...(limits
+    // A transaction pooler refuses these startup parameters; with `server` the role carries them.
+    ...(limits?.sessionLimits === 'startup'
       ? {
           statement_timeout: limits.statementTimeoutMs,
           lock_timeout: limits.lockTimeoutMs,

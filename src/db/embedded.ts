@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { rm, unlink } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { binary, placeBinaries, shippedBinaries, type Binaries } from './embedded/binaries.js';
@@ -9,6 +8,7 @@ import { SUPERUSER, initCluster, newPassword, readPassword, savePassword } from 
 import { ProgramFailed, startPostgres, type PostgresServer } from './embedded/postgres-process.js';
 import { postgresUser, sharedFolder, type SystemUser } from './embedded/postgres-user.js';
 import { EmbeddedStartError, USE_OWN_DATABASE, reason } from './embedded/start-error.js';
+import { freePort } from '../util/free-port.js';
 
 export { EmbeddedStartError } from './embedded/start-error.js';
 
@@ -158,16 +158,4 @@ async function withClient(url: string, work: (client: pg.Client) => Promise<void
   } finally {
     await client.end();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

@@ -7,17 +7,21 @@ import { connectDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createLogger } from '../../src/server/logger.js';
+import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     adminDatabaseUrl: string;
+    /** adminDatabaseUrl through a PgBouncer in transaction mode. */
+    pooledAdminDatabaseUrl: string;
   }
 }
 
 let embedded: EmbeddedDatabase | null = null;
 let dataParent: string | null = null;
+let pgbouncer: PgBouncer | null = null;
 
 /**
  * One PostgreSQL for the whole run (embedded, or TEST_DATABASE_URL's server), and one migrated
@@ -39,9 +43,15 @@ export async function setup(project: TestProject): Promise<void> {
     await database.close();
   }
   project.provide('adminDatabaseUrl', adminUrl);
+  pgbouncer = await startPgBouncer(adminUrl).catch(async (error: unknown) => {
+    await embedded?.stop();
+    throw error;
+  });
+  project.provide('pooledAdminDatabaseUrl', pgbouncer.pooled(adminUrl));
 }
 
 export async function teardown(): Promise<void> {
+  await pgbouncer?.stop();
   await embedded?.stop();
   if (dataParent) await rm(dataParent, { recursive: true, force: true });
 }

@@ -21,6 +21,43 @@ export async function freshDatabase(): Promise<string> {
   return withDatabase(adminUrl, name);
 }
 
+/**
+ * How instances reach the database: straight, or the way production does it, the pool through a
+ * PgBouncer in transaction mode (the role carrying the session limits) and LISTEN on a direct
+ * session.
+ */
+export type Route = 'direct' | 'pgbouncer';
+export const ROUTES: Route[] = ['direct', 'pgbouncer'];
+
+/** The URL and variables an instance on `route` gets for the database at `directUrl`. */
+export function routed(directUrl: string, route: Route): { url: string; environment: Record<string, string> } {
+  if (route === 'direct') return { url: directUrl, environment: {} };
+  const pooled = new URL(directUrl);
+  const bouncer = new URL(inject('pooledAdminDatabaseUrl'));
+  pooled.host = bouncer.host;
+  return { url: pooled.toString(), environment: { DATABASE_LISTEN_URL: directUrl, DB_SESSION_LIMITS: 'server' } };
+}
+
+/**
+ * The session limits of test instances: a loaded test machine stretches lock waits far beyond
+ * production's (the timeout tests set their own). Passed as DB_*_MS, or set on the role.
+ */
+const TEST_SESSION_LIMITS = { statement_timeout: '120000ms', lock_timeout: '60000ms', idle_in_transaction_session_timeout: '15000ms' };
+
+/** The test session limits, set on the role for one database (what DB_SESSION_LIMITS=server expects). */
+export async function setRoleLimits(directUrl: string): Promise<void> {
+  const database = new URL(directUrl).pathname.slice(1);
+  const client = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
+  await client.connect();
+  try {
+    for (const [setting, value] of Object.entries(TEST_SESSION_LIMITS)) {
+      await client.query(`ALTER ROLE CURRENT_USER IN DATABASE ${client.escapeIdentifier(database)} SET ${setting} = '${value}'`);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** A real app instance on an ephemeral port; several may share one database. */
 export async function startApp(
   databaseUrl: string,
@@ -35,9 +72,9 @@ export async function startApp(
     LISTENER_HEARTBEAT_MS: '1000',
     LISTENER_BACKOFF_MIN_MS: '20',
     LISTENER_BACKOFF_MAX_MS: '500',
-    // A loaded test machine stretches lock waits far beyond production's; tests of the timeouts set their own.
-    DB_LOCK_TIMEOUT_MS: '60000',
-    DB_STATEMENT_TIMEOUT_MS: '120000',
+    DB_STATEMENT_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.statement_timeout, 10)),
+    DB_LOCK_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.lock_timeout, 10)),
+    DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.idle_in_transaction_session_timeout, 10)),
     DB_ACQUIRE_TIMEOUT_MS: '30000',
     AUTH_JWT_SECRET: TEST_SECRET,
     ...environment,
@@ -50,21 +87,31 @@ export async function startApp(
 }
 
 export interface Cluster {
+  /** The direct URL (for SQL); instances use `route`. */
   databaseUrl: string;
+  route: Route;
   apps: App[];
+  /** One more instance on the same database and route (the caller stops it). */
+  startInstance(environment?: Record<string, string>, options?: AppOptions): Promise<App>;
   /** Plain SQL on the same database, for assertions and for changes made behind the service's back. */
   db: pg.Client;
   stop(): Promise<void>;
 }
 
 /** A fresh database with one app per entry of `instances` (its options) and a SQL client. */
-export async function startCluster(instances: AppOptions[] = [{}]): Promise<Cluster> {
+export async function startCluster(instances: AppOptions[] = [{}], route: Route = 'direct'): Promise<Cluster> {
   const databaseUrl = await freshDatabase();
-  const apps = await Promise.all(instances.map((options) => startApp(databaseUrl, {}, options)));
+  if (route === 'pgbouncer') await setRoleLimits(databaseUrl);
+  const target = routed(databaseUrl, route);
+  const startInstance = (environment: Record<string, string> = {}, options: AppOptions = {}) =>
+    startApp(target.url, { ...target.environment, ...environment }, options);
+  const apps = await Promise.all(instances.map((options) => startInstance({}, options)));
   const db = await sqlClient(databaseUrl);
   return {
     databaseUrl,
+    route,
     apps,
+    startInstance,
     db,
     stop: async () => {
       await db.end();
@@ -74,10 +121,10 @@ export async function startCluster(instances: AppOptions[] = [{}]): Promise<Clus
 }
 
 /** A cluster for the whole file: started before its tests, stopped after; `onStart` gets it first. */
-export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) => void): void {
+export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) => void, route: Route = 'direct'): void {
   let cluster: Cluster | undefined;
   beforeAll(async () => {
-    cluster = await startCluster(instances);
+    cluster = await startCluster(instances, route);
     onStart(cluster);
   });
   afterAll(() => cluster?.stop());

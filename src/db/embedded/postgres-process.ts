@@ -77,8 +77,11 @@ export function startPostgres(file: string, args: string[], options: ProcessOpti
     });
     let recent = '';
     const watch = (chunk: Buffer) => {
-      recent = (recent + chunk.toString('utf8')).slice(-2 * READY.length);
-      if (!recent.includes(READY)) return;
+      // The line may be split across chunks, or followed by more lines in the same chunk: search
+      // the whole chunk plus the tail of the previous one, then keep only that tail.
+      const text = recent + chunk.toString('utf8');
+      recent = text.slice(-READY.length);
+      if (!text.includes(READY)) return;
       ready = true;
       child.stderr?.off('data', watch);
       let stopping: Promise<void> | null = null;

@@ -32,10 +32,10 @@ BEGIN
      ORDER BY s.at_ns, s.id
      LIMIT p_limit
   ), marked AS (
-    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.id = picked.id
+    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.id = picked.id
     RETURNING s.item_id, s.weight_micros
   ), unlinked AS (
-    DELETE FROM cohort_contribution c USING picked WHERE c.signal_id = picked.id
+    DELETE FROM cohort_contribution c USING picked WHERE c.user_id = p.user_id AND c.signal_id = picked.id
     RETURNING c.cohort_id, c.item_id, c.weight_micros
   ), removed AS (
     SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id

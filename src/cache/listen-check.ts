@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export class ListenSessionError extends Error {
+  override name = 'ListenSessionError';
+}
+
+export interface ListenCheckOptions {
+  connectionString: string;
+  applicationName: string;
+  timeoutMs: number;
+  /** Sends a notification from another session (the pool). */
+  notify(channel: string, payload: string): Promise<void>;
+}
+
+/**
+ * Refuses a listen URL that cannot hold a LISTEN: LISTEN on a fresh channel, NOTIFY it from the
+ * pool, and wait for it. Behind a transaction pooler the LISTEN lands on a server session the
+ * pooler hands to other clients, so the notification never reaches this one; a standby refuses
+ * LISTEN outright. Both mean the cache would never hear of a leave.
+ */
+export async function checkListenSession(options: ListenCheckOptions): Promise<void> {
+  const channel = `community_layer_probe_${randomBytes(6).toString('hex')}`;
+  const payload = randomBytes(8).toString('hex');
+  const client = new pg.Client({
+    connectionString: options.connectionString,
+    connectionTimeoutMillis: options.timeoutMs,
+    application_name: options.applicationName,
+  });
+  client.on('error', () => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await client.connect();
+    const heard = new Promise<boolean>((resolve) => {
+      client.on('notification', (message) => message.channel === channel && message.payload === payload && resolve(true));
+      timer = setTimeout(() => resolve(false), options.timeoutMs);
+    });
+    await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+    await options.notify(channel, payload);
+    if (!(await heard)) {
+      throw new ListenSessionError(
+        `DATABASE_LISTEN_URL did not deliver a notification to the session that listened within ${options.timeoutMs} ms: ` +
+          'it must be a session connection to the primary (direct, or a session-mode pooler), not a transaction pooler ' +
+          'such as PgBouncer in transaction mode. Point DATABASE_LISTEN_URL at the primary.',
+      );
+    }
+  } finally {
+    clearTimeout(timer);
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,121 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { freePort } from '../../src/util/free-port.js';
+
+/** A PgBouncer in transaction mode in front of one PostgreSQL, for the tests that run through it. */
+export interface PgBouncer {
+  /** The same URL (user, password, database) reaching the server through PgBouncer. */
+  pooled(directUrl: string): string;
+  stop(): Promise<void>;
+}
+
+const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'];
+
+/**
+ * Server connections per database and user: fewer than the clients the tests open, so clients
+ * really share server sessions (what would leak session state or a prepared statement).
+ */
+export const PGBOUNCER_POOL_SIZE = 6;
+
+export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
+  const binary = CANDIDATES.find((candidate) => existsSync(candidate));
+  if (!binary) {
+    throw new Error(
+      'pgbouncer is not installed: the boundary and cluster tests also run through a real PgBouncer in transaction mode. ' +
+        'Install it with `apt-get install pgbouncer` (Debian/Ubuntu; .ci/run does this), then run the tests again.',
+    );
+  }
+  const upstream = new URL(directUrl);
+  const user = decodeURIComponent(upstream.username);
+  const password = decodeURIComponent(upstream.password);
+  const port = await freePort();
+  // Under /tmp and readable by "postgres": PgBouncer refuses to run as root, so as root it runs as that user.
+  const dir = await mkdtemp(path.join(tmpdir(), 'community-layer-pgbouncer-'));
+  const owner = userInfo().uid === 0 ? await systemUser('postgres') : null;
+  await writeFile(path.join(dir, 'userlist.txt'), `"${user}" "${password}"\n`);
+  await writeFile(
+    path.join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = host=${upstream.hostname} port=${upstream.port}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = plain',
+      `auth_file = ${path.join(dir, 'userlist.txt')}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${PGBOUNCER_POOL_SIZE}`,
+      'max_client_conn = 2000',
+      `logfile = ${path.join(dir, 'pgbouncer.log')}`,
+      '',
+    ].join('\n'),
+  );
+  await chmod(dir, 0o700);
+  if (owner) {
+    for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) await chown(path.join(dir, file), owner.uid, owner.gid);
+  }
+  const child = spawn(binary, [path.join(dir, 'pgbouncer.ini')], {
+    stdio: 'ignore',
+    ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  child.once('error', () => undefined);
+  const pooled = (url: string) => {
+    const parsed = new URL(url);
+    parsed.hostname = '127.0.0.1';
+    parsed.port = String(port);
+    return parsed.toString();
+  };
+  try {
+    await waitUntilServing(pooled(directUrl), exited);
+  } catch (error) {
+    const log = await readFile(path.join(dir, 'pgbouncer.log'), 'utf8').catch(() => '');
+    await stop(child, exited);
+    throw new Error(`pgbouncer did not start: ${error instanceof Error ? error.message : String(error)}\n${log}`);
+  }
+  return {
+    pooled,
+    stop: async () => {
+      await stop(child, exited);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitUntilServing(url: string, exited: Promise<number | null>): Promise<void> {
+  let done = false;
+  void exited.then(() => (done = true));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (done) throw new Error('pgbouncer exited');
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  await exited;
+}
+
+async function systemUser(name: string): Promise<{ uid: number; gid: number }> {
+  const line = (await readFile('/etc/passwd', 'utf8')).split('\n').find((entry) => entry.startsWith(`${name}:`));
+  if (!line) throw new Error(`no "${name}" user to run pgbouncer as (it refuses to run as root)`);
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
