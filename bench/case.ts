@@ -22,6 +22,8 @@ export interface Sizes {
   /** Distinct bearer tokens verified per round of the token verification case. */
   verifications: number;
   correctnessSec: number;
+  /** Server processes the correctness case runs its load and its leaves and rejoins against. */
+  correctnessProcesses: number;
   /** How long the overload case floods the server. */
   overloadSec: number;
   /** Idle subscriptions held open to measure their memory. */

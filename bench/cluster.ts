@@ -105,9 +105,12 @@ function withDatabase(url: string, database: string): string {
   return parsed.toString();
 }
 
-/** POSTs one GraphQL operation; throws on any error so a case cannot count a failure as a result. */
-export async function graphql(app: App, token: string, query: string, variables: Record<string, unknown>): Promise<any> {
-  const response = await fetch(app.url, {
+/**
+ * POSTs one GraphQL operation to an app here or a server process (`{ url }`); throws on any error
+ * so a case cannot count a failure as a result.
+ */
+export async function graphql(target: Pick<App, 'url'>, token: string, query: string, variables: Record<string, unknown>): Promise<any> {
+  const response = await fetch(target.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ query, variables }),

@@ -46,6 +46,17 @@ export function httpLoad(options: HttpLoadOptions): Promise<LoadSample> {
   });
 }
 
+/** Samples of load runs that ran at the same time (one per server process) as one. */
+export function mergeSamples(samples: LoadSample[]): LoadSample {
+  return {
+    requests: samples.reduce((sum, sample) => sum + sample.requests, 0),
+    failed: samples.reduce((sum, sample) => sum + sample.failed, 0),
+    firstFailure: samples.find((sample) => sample.firstFailure)?.firstFailure ?? null,
+    durationSec: Math.max(...samples.map((sample) => sample.durationSec)),
+    latenciesMs: samples.flatMap((sample) => sample.latenciesMs),
+  };
+}
+
 export interface PgLoadOptions {
   url: string;
   clients: number;

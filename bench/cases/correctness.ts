@@ -2,7 +2,7 @@ import { aggregateMismatches, boundaryViolations, type Operation } from '../../t
 import type { Case } from '../case.js';
 import { graphql, leaveUsers } from '../cluster.js';
 import { num } from '../format.js';
-import { httpLoad } from '../load.js';
+import { httpLoad, mergeSamples } from '../load.js';
 import { body, createWorkload, LEAVE, REJOIN, SIGNAL } from '../workload.js';
 
 const LABEL = '6. boundary under load (I1, I2, I3)';
@@ -11,18 +11,21 @@ const SIGNAL_CLIENTS = 8;
 const MEMBERSHIP_CLIENTS = 2;
 
 /**
- * The single-signal load on instance 0 while recorded clients send signals for a few hot users to
- * both instances and others leave and rejoin those users; then the test suite's checkers run over
- * the recorded history (I2, stored-as-reported) and the whole database (I1, I3).
+ * Real server processes on one database (one event loop each, caches kept by LISTEN/NOTIFY as in
+ * production): the single-signal load spread over them while recorded clients send signals for a
+ * few hot users to any process and others leave and rejoin those users on any process; then the
+ * test suite's checkers run over the recorded history (I2, stored-as-reported) and the whole
+ * database (I1, I3).
  */
 export const correctness: Case = {
   labels: [LABEL],
   async run(cluster, sizes) {
     const url = await cluster.freshDatabase();
-    const apps = [await cluster.startApp(url), await cluster.startApp(url)];
     const db = await cluster.sqlClient(url);
     const workload = createWorkload(sizes.workload, 6);
-    await leaveUsers(db, workload.leftUserIds, apps);
+    // Before the processes start, so each restores them as a starting instance does (readiness waits for it).
+    await leaveUsers(db, workload.leftUserIds, []);
+    const targets = (await cluster.startProcesses(url, sizes.correctnessProcesses)).urls.map((target) => ({ url: target }));
     const hot = workload.userIds.slice(0, HOT_USERS);
     const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() * items.length)]!;
 
@@ -32,10 +35,10 @@ export const correctness: Case = {
       let outcome: Pick<Operation, 'ok' | 'signalId' | 'forwarded' | 'cohortsAttributed'> = { ok: false };
       try {
         if (kind === 'signal') {
-          const { signal } = await graphql(apps[instance]!, cluster.token, SIGNAL, { input: { ...workload.nextSignal(), userId } });
+          const { signal } = await graphql(targets[instance]!, cluster.token, SIGNAL, { input: { ...workload.nextSignal(), userId } });
           outcome = { ok: true, signalId: signal.signalId, forwarded: signal.forwarded, cohortsAttributed: signal.cohortsAttributed };
         } else {
-          await graphql(apps[instance]!, cluster.token, kind === 'leave' ? LEAVE : REJOIN, { userId });
+          await graphql(targets[instance]!, cluster.token, kind === 'leave' ? LEAVE : REJOIN, { userId });
           outcome = { ok: true };
         }
       } catch {
@@ -45,21 +48,29 @@ export const correctness: Case = {
     };
 
     let running = true;
-    const background = httpLoad({
-      url: apps[0]!.url,
-      token: cluster.token,
-      bodies: Array.from({ length: sizes.bodies }, () => body(SIGNAL, { input: workload.nextSignal() })),
-      connections: sizes.connections,
-      durationSec: sizes.correctnessSec,
-    }).finally(() => (running = false));
+    const bodies = Array.from({ length: sizes.bodies }, () => body(SIGNAL, { input: workload.nextSignal() }));
+    // Spread evenly, one load generator per process, as a load balancer would.
+    const background = Promise.all(
+      targets.map((target, i) =>
+        httpLoad({
+          url: target.url,
+          token: cluster.token,
+          bodies: bodies.filter((_, k) => k % targets.length === i),
+          connections: Math.max(1, Math.round(sizes.connections / targets.length)),
+          durationSec: sizes.correctnessSec,
+        }),
+      ),
+    )
+      .then(mergeSamples)
+      .finally(() => (running = false));
     const loop = async (step: () => Promise<void>) => {
       while (running) await step();
     };
     const [load] = await Promise.all([
       background,
-      ...Array.from({ length: SIGNAL_CLIENTS }, () => loop(() => perform('signal', pick(hot), Math.floor(Math.random() * apps.length)))),
+      ...Array.from({ length: SIGNAL_CLIENTS }, () => loop(() => perform('signal', pick(hot), Math.floor(Math.random() * targets.length)))),
       ...Array.from({ length: MEMBERSHIP_CLIENTS }, () =>
-        loop(() => perform(Math.random() < 0.5 ? 'leave' : 'rejoin', pick(hot), Math.floor(Math.random() * apps.length))),
+        loop(() => perform(Math.random() < 0.5 ? 'leave' : 'rejoin', pick(hot), Math.floor(Math.random() * targets.length))),
       ),
     ]);
 
@@ -71,7 +82,7 @@ export const correctness: Case = {
     return [
       {
         case: LABEL,
-        figure: `${violations.length} violations, ${mismatches.length} aggregate mismatches, ${failed} failed (${num(history.length)} recorded ops, ${num(load.requests)} background signals)`,
+        figure: `${violations.length} violations, ${mismatches.length} aggregate mismatches, ${failed} failed (${targets.length} processes, ${num(history.length)} recorded ops, ${num(load.requests)} background signals)`,
         ceiling: '—',
         ratio: null,
         target: '0 / 0 / 0',
@@ -84,6 +95,7 @@ export const correctness: Case = {
             leaves: history.filter((op) => op.kind === 'leave').length,
             rejoins: history.filter((op) => op.kind === 'rejoin').length,
           },
+          processes: targets.length,
           background: { signals: load.requests, failed: load.failed, firstFailure: load.firstFailure, durationSec: load.durationSec },
           violations: violations.slice(0, 20),
           mismatches: mismatches.slice(0, 20),

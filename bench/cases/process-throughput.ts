@@ -1,6 +1,6 @@
 import type { Case, Row } from '../case.js';
 import { num, rate } from '../format.js';
-import { httpLoad, interleave, type LoadSample } from '../load.js';
+import { httpLoad, interleave, mergeSamples } from '../load.js';
 import type { ServerProcesses } from '../processes.js';
 import { body, createWorkload, SIGNAL, SIGNALS } from '../workload.js';
 
@@ -40,7 +40,7 @@ export const processThroughput: Case = {
               durationSec: seconds,
             }),
           ),
-        ).then(merge);
+        ).then(mergeSamples);
       const [single, batched] = await interleave([spread(singles, sizes.connections), spread(batches, sizes.batchCallers)], sizes.rounds);
       baseline ??= { single: single.perSecond, batched: batched.perSecond };
       const suffix = `${count} process${count > 1 ? 'es' : ''}`;
@@ -68,14 +68,3 @@ export const processThroughput: Case = {
     return rows;
   },
 };
-
-/** The processes' samples of one run as one (they ran at the same time). */
-function merge(samples: LoadSample[]): LoadSample {
-  return {
-    requests: samples.reduce((sum, sample) => sum + sample.requests, 0),
-    failed: samples.reduce((sum, sample) => sum + sample.failed, 0),
-    firstFailure: samples.find((sample) => sample.firstFailure)?.firstFailure ?? null,
-    durationSec: Math.max(...samples.map((sample) => sample.durationSec)),
-    latenciesMs: samples.flatMap((sample) => sample.latenciesMs),
-  };
-}
