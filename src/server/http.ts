@@ -29,11 +29,13 @@ export interface HttpServerOptions {
   isShuttingDown(): boolean;
 }
 
+const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly). */
 export function createHttpServer(options: HttpServerOptions): http.Server {
-  const server = http.createServer((req, res) => {
+  // A client that trickles its body holds a place at the bulk door: it gets 30 s, not Node's 300.
+  const server = http.createServer({ requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS }, (req, res) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
