@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Case } from '../case.js';
 import { ms, num } from '../format.js';
 import { httpLoad, interleave } from '../load.js';
@@ -32,7 +33,10 @@ export const overload: Case = {
     const rest = await openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec: 0, durationSec: seconds, timeoutMs: 10_000, probeBody });
     const rssBefore = process.memoryUsage().rss;
     const ratePerSec = Math.ceil(capacity.perSecond * 5);
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const flood = await openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec, durationSec: sizes.overloadSec, timeoutMs: 10_000, probeBody });
+    loopDelay.disable();
     await app.services.signals.drained();
     const rssAfter = process.memoryUsage().rss;
 
@@ -52,6 +56,8 @@ export const overload: Case = {
       failures: flood.failures,
       firstFailure: flood.firstFailure,
       okP99Ms: summarize(flood.okMs).p99,
+      serverLoopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+      serverLoopDelayMaxMs: loopDelay.max / 1e6,
       bodyBytes: Buffer.byteLength(bodies[0]!),
     };
     return [
