@@ -3,7 +3,7 @@ import type { OpenLoopOptions, OpenLoopSample } from './open-loop.js';
 // Runs in a child process (see open-loop.ts): the load generator must not share the event loop,
 // nor the memory, of the server it measures.
 process.once('message', async (options: OpenLoopOptions) => {
-  const sample: OpenLoopSample = { sent: 0, acknowledgedIds: [], okMs: [], shedMs: [], failures: 0, firstFailure: null, probeMs: [] };
+  const sample: OpenLoopSample = { sent: 0, acknowledgedIds: [], okMs: [], shedMs: [], failures: 0, firstFailure: null, probeMs: [], probeFailures: 0 };
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${options.token}` };
   const deadline = performance.now() + options.durationSec * 1000;
 
@@ -48,8 +48,10 @@ process.once('message', async (options: OpenLoopOptions) => {
     while (performance.now() < deadline) {
       const started = performance.now();
       const response = await fetch(options.url, { method: 'POST', headers, body: options.probeBody });
-      await response.text();
+      const text = await response.text();
       sample.probeMs.push(performance.now() - started);
+      // A refused probe would look fast: count it apart, so the latency is only of answers.
+      if (response.status !== 200 || text.includes('"errors"')) sample.probeFailures++;
     }
   };
   await Promise.all([schedule(), probe()]);

@@ -21,6 +21,8 @@ export interface OpenLoopSample {
   failures: number;
   firstFailure: string | null;
   probeMs: number[];
+  /** Probes answered with anything but data. */
+  probeFailures: number;
 }
 
 /** A fixed-rate load in a child process, with a probe beside it. */

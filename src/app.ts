@@ -18,6 +18,7 @@ import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
+import { BulkAdmission } from './server/bulk-admission.js';
 import { createHttpServer } from './server/http.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './server/logger.js';
@@ -100,10 +101,19 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     allowedOrigins: config.http.corsOrigins,
   });
   let shuttingDown = false;
+  const bulkAdmission = new BulkAdmission({
+    bulkBytes: config.http.bulk.bytes,
+    maxInProgress: config.http.bulk.maxInProgress,
+    maxWaiting: config.http.bulk.maxWaiting,
+    saturated: () => services.signals.full,
+  });
+  metrics.observeBulkRequests(bulkAdmission);
   const server = createHttpServer({
     yoga,
     webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
+    bulkAdmission,
+    overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
     metrics: metrics.registry,
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,

@@ -1,7 +1,8 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { aggregateMismatches, boundaryViolations, type Operation } from './support/invariants.js';
-import { eventually, freshDatabase, gql, sqlClient, startApp, token, type GraphQLResponse } from './support/harness.js';
+import { eventually, freshDatabase, gql, metric, sqlClient, startApp, token, type GraphQLResponse } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId forwarded cohortsAttributed } }`;
@@ -175,6 +176,83 @@ describe('full batches on PostgreSQL default lock settings', () => {
     expect(history.every((op) => op.ok)).toBe(true);
     expect(await boundaryViolations(db, history)).toEqual([]);
     expect(await aggregateMismatches(db)).toEqual([]);
+    await db.end();
+  });
+});
+
+/** A POST whose last byte is held back: the server has the headers and waits for the rest. */
+function heldBackPost(app: App, bearer: string, body: string) {
+  const bytes = Buffer.from(body);
+  const request = http.request(app.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'content-length': bytes.length, authorization: `Bearer ${bearer}` },
+  });
+  const response = new Promise<{ status: number; retryAfter: string | undefined; body: Omit<GraphQLResponse, 'status'> }>((resolve, reject) => {
+    request.once('error', reject);
+    request.once('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.once('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+  });
+  request.write(bytes.subarray(0, -1));
+  return { response, finish: () => request.end(bytes.subarray(-1)), abandon: () => request.destroy() };
+}
+
+describe('the door for bulk requests', () => {
+  let databaseUrl: string;
+  let app: App;
+  let bearer: string;
+  const batch = (tag: string) =>
+    JSON.stringify({ query: SIGNALS, variables: { inputs: Array.from({ length: 30 }, (_, i) => ({ userId: '9', itemId: `${tag}-${i}`, kind: 'VIEW' })) } });
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    app = await startApp(databaseUrl, { BULK_REQUEST_BYTES: '1024', BULK_REQUESTS_MAX: '1', BULK_REQUESTS_WAITING_MAX: '1' });
+    bearer = await token('1', 'signals:write community:admin');
+  });
+
+  afterAll(() => app?.stop());
+
+  it('decodes one batch at a time, lets one wait unread, refuses the rest at once; small requests pass; a waiting client that leaves frees its place', async () => {
+    expect(Buffer.byteLength(batch('x'))).toBeGreaterThan(1024);
+    const shedBefore = await metric(app, 'community_signal_requests_shed_total');
+
+    const first = heldBackPost(app, bearer, batch('first'));
+    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 1);
+    const gone = heldBackPost(app, bearer, batch('gone'));
+    await eventually(async () => (await metric(app, 'community_bulk_requests_waiting')) === 1);
+    gone.abandon();
+    await expect(gone.response).rejects.toThrow();
+    await eventually(async () => (await metric(app, 'community_bulk_requests_waiting')) === 0);
+
+    const second = heldBackPost(app, bearer, batch('second'));
+    second.finish();
+    await eventually(async () => (await metric(app, 'community_bulk_requests_waiting')) === 1);
+    const refused = heldBackPost(app, bearer, batch('refused'));
+    refused.finish();
+    const answer = await refused.response;
+    expect(answer.status).toBe(503);
+    expect(answer.retryAfter).toBe('1');
+    expect(answer.body.errors?.[0]?.extensions?.code).toBe('OVERLOADED');
+    // Small requests do not queue behind batches.
+    const status = await gql(app, `query { communityLayerStatus(userId: "9") { status } }`);
+    expect(status.status).toBe(200);
+    expect(status.data?.communityLayerStatus.status).toBe('ACTIVE');
+    expect(await metric(app, 'community_bulk_requests_in_progress')).toBe(1);
+
+    first.finish();
+    expect((await first.response).status).toBe(200);
+    expect((await second.response).status).toBe(200);
+    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 0);
+
+    const db = await sqlClient(databaseUrl);
+    const written = await db.query(`SELECT split_part(item_id, '-', 1) AS tag, count(*)::int AS n FROM signal WHERE user_id = 9 GROUP BY 1 ORDER BY 1`);
+    expect(written.rows).toEqual([
+      { tag: 'first', n: 30 },
+      { tag: 'second', n: 30 },
+    ]);
+    expect(await metric(app, 'community_signal_requests_shed_total')).toBe(shedBefore + 1);
     await db.end();
   });
 });

@@ -64,6 +64,9 @@ const environmentSchema = z.object({
     .pipe(z.array(z.url({ message: 'must be a comma-separated list of origins like https://app.example.com' })))
     .default([]),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  BULK_REQUEST_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(4096),
+  BULK_REQUESTS_MAX: z.coerce.number().int().min(1).max(10_000).default(2),
+  BULK_REQUESTS_WAITING_MAX: z.coerce.number().int().min(0).max(100_000).default(32),
   INTROSPECTION: booleanFlag.optional(),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).max(1000).default(30),
@@ -111,7 +114,14 @@ export interface AuthConfig<Key extends AuthKeyConfig = AuthKeyConfig> {
 
 export interface Config {
   env: 'development' | 'production' | 'test';
-  http: { host: string; port: number; corsOrigins: string[]; bodyLimitBytes: number };
+  http: {
+    host: string;
+    port: number;
+    corsOrigins: string[];
+    bodyLimitBytes: number;
+    /** Requests with longer bodies are bulk: at most `maxInProgress` being decoded, `maxWaiting` waiting to be. */
+    bulk: { bytes: number; maxInProgress: number; maxWaiting: number };
+  };
   /** Unset: main starts an embedded PostgreSQL in `embeddedDataDir`. May be a transaction pooler. */
   databaseUrl: string | undefined;
   /** The session connection for LISTEN, straight to the primary; unset: `databaseUrl`. */
@@ -228,7 +238,13 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   const production = env.NODE_ENV === 'production';
   return {
     env: env.NODE_ENV,
-    http: { host: env.HOST, port: env.PORT, corsOrigins: env.CORS_ORIGINS, bodyLimitBytes: env.BODY_LIMIT_BYTES },
+    http: {
+      host: env.HOST,
+      port: env.PORT,
+      corsOrigins: env.CORS_ORIGINS,
+      bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      bulk: { bytes: env.BULK_REQUEST_BYTES, maxInProgress: env.BULK_REQUESTS_MAX, maxWaiting: env.BULK_REQUESTS_WAITING_MAX },
+    },
     databaseUrl: env.DATABASE_URL,
     databaseListenUrl: env.DATABASE_LISTEN_URL,
     embeddedDataDir: env.EMBEDDED_PG_DIR,

@@ -28,7 +28,7 @@ export class Metrics {
   });
   readonly shedRequests = new Counter({
     name: 'community_signal_requests_shed_total',
-    help: 'Signal requests refused at once (503 OVERLOADED) because the signal queue was full.',
+    help: 'Signal requests refused at once (503 OVERLOADED): the signal queue was full, or too many batches were already in progress or waiting.',
     registers: [this.registry],
   });
   readonly abandonedSignals = new Counter({
@@ -62,6 +62,26 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(depth());
+      },
+    });
+  }
+
+  /** Bulk requests past the door and waiting at it, read when scraped. */
+  observeBulkRequests(door: { readonly inProgressCount: number; readonly waitingCount: number }): void {
+    new Gauge({
+      name: 'community_bulk_requests_in_progress',
+      help: 'Requests with bulk bodies (batches) being read, decoded or written on this instance.',
+      registers: [this.registry],
+      collect() {
+        this.set(door.inProgressCount);
+      },
+    });
+    new Gauge({
+      name: 'community_bulk_requests_waiting',
+      help: 'Requests with bulk bodies waiting, unread, for one ahead of them to finish.',
+      registers: [this.registry],
+      collect() {
+        this.set(door.waitingCount);
       },
     });
   }

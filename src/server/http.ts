@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
 import { withTimeout } from '../util/with-timeout.js';
+import type { BulkAdmission } from './bulk-admission.js';
 import type { GraphQLWebSocket } from './websocket.js';
 import { GRAPHQL_ENDPOINT, type RequestScope, type Yoga } from './yoga.js';
 
@@ -19,17 +20,22 @@ export interface HttpServerOptions {
   requestScope: AsyncLocalStorage<RequestScope>;
   readiness: Probe[];
   bodyLimitBytes: number;
+  /** Bounds the bulk requests past the door; the ones it refuses get `overloaded`. */
+  bulkAdmission: BulkAdmission;
+  overloaded: { retryAfterSeconds: number; onRefused(): void };
   metrics: Registry;
   /** Extra pages (the settings page); answers true when it served the path. */
   pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
 }
 
+const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly). */
 export function createHttpServer(options: HttpServerOptions): http.Server {
-  const server = http.createServer((req, res) => {
+  // A client that trickles its body holds a place at the bulk door: it gets 30 s, not Node's 300.
+  const server = http.createServer({ requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS }, (req, res) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('x-request-id', requestId);
@@ -42,7 +48,13 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
-    options.requestScope.run({ requestId }, () => void options.yoga(req, res, { requestId }));
+    options.bulkAdmission.admit(req, res, {
+      enter: (decoded) => options.requestScope.run({ requestId, decoded }, () => void options.yoga(req, res, { requestId })),
+      refuse: () => {
+        options.overloaded.onRefused();
+        refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);
+      },
+    });
   });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -62,6 +74,13 @@ function bodyRefusal(req: http.IncomingMessage, limit: number): { status: number
     return { status: 413, message: `request body over the ${limit}-byte limit` };
   }
   return null;
+}
+
+/** The same answer the GraphQL layer gives when the signal queue is full (see retryLater). */
+function refuseOverloaded(res: http.ServerResponse, retryAfterSeconds: number, requestId: string): void {
+  const message = 'Too many signals are waiting to be written; retry shortly.';
+  res.setHeader('retry-after', String(retryAfterSeconds));
+  sendJson(res, 503, { errors: [{ message, extensions: { code: 'OVERLOADED', retryAfterSeconds, requestId } }] });
 }
 
 const PROBE_TIMEOUT_MS = 2_000;

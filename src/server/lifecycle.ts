@@ -1,11 +1,18 @@
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/**
+ * Node's default of 511 pending connections overflows under a flood of new clients, and the kernel
+ * then drops their SYNs: they retry after 1 s, then 3 s, which is what a refusal would cost them.
+ * The kernel caps this at net.core.somaxconn.
+ */
+const LISTEN_BACKLOG = 4096;
+
 /** Listens and answers with the GraphQL endpoint's URL. */
 export async function listen(server: http.Server, port: number, host: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => resolve());
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

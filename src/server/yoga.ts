@@ -19,6 +19,7 @@ import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
 import { graphiql } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
+import { useBulkDecoded } from './bulk-admission.js';
 import { useSignalShedding } from './shed-signals.js';
 import { useSingleConnectionSSE } from './sse-single-connection.js';
 import { useStrictUtf8Body } from './utf8-body.js';
@@ -27,6 +28,8 @@ export interface RequestScope {
   requestId: string;
   /** Set by transports without an HTTP request per operation (WebSocket: `connectionParams`). */
   authorization?: string | null;
+  /** Frees the request's place at the bulk door (see useBulkDecoded). */
+  decoded?: () => void;
 }
 
 export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
@@ -119,6 +122,7 @@ export function createGraphQLServer(
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
       useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),
+      useBulkDecoded(requestScope),
       operationLimits({
         maxTokens: limits.maxTokens,
         maxDepth: limits.maxDepth,
