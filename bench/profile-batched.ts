@@ -7,13 +7,15 @@ import { httpLoad } from './load.js';
 import { body, createWorkload, SIGNALS } from './workload.js';
 
 /**
- * `npm run bench:profile [-- --seconds N]`: a CPU profile (`node --cpu-prof`) of one real server
+ * `npm run bench:profile [-- --seconds N] [--production]`: a CPU profile (`node --cpu-prof`) of one real server
  * process (bench/server-process.ts) under the batched case's load (1000 signals per call, 4
  * callers, 5% of users LEFT), summarised as the top functions by self time and the share of each
  * package, counting only the samples taken while the load ran (not start-up). The raw profile is
- * kept for a viewer (Chrome DevTools, speedscope).
+ * kept for a viewer (Chrome DevTools, speedscope). `--production` runs the server with
+ * NODE_ENV=production, as deployed (graphql-js then skips its development-only checks).
  */
 const seconds = process.argv.includes('--seconds') ? Number(process.argv[process.argv.indexOf('--seconds') + 1]) : 20;
+const production = process.argv.includes('--production');
 const BATCH = 1000;
 const CALLERS = 4;
 const TOP = 25;
@@ -26,7 +28,7 @@ try {
   const workload = createWorkload({ users: 10_000, items: 5_000, zipfExponent: 1.1, leftShare: 0.05, cohortShare: 0.2 });
   // LEFT before the process starts: it restores them into its gate at start.
   await db.query('SELECT leave_community_layer(u::u64) FROM unnest($1::text[]) AS u', [workload.leftUserIds]);
-  const server = await cluster.startProcesses(url, 1, {}, ['--cpu-prof', '--cpu-prof-dir', folder]);
+  const server = await cluster.startProcesses(url, 1, production ? { NODE_ENV: 'production' } : {}, ['--cpu-prof', '--cpu-prof-dir', folder]);
   const bodies = Array.from({ length: 16 }, () => body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) }));
   const load = (durationSec: number) => httpLoad({ url: server.urls[0]!, token: cluster.token, bodies, connections: CALLERS, durationSec });
   await load(3);

@@ -78,7 +78,13 @@ export function sameRowsInsert(inputs: readonly SignalInputJson[], left: Readonl
                SET signal_count = agg.signal_count + excluded.signal_count, weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
            )
            SELECT s.id, s.forwarded, CASE WHEN s.forwarded THEN cardinality(s.cohort_ids) ELSE 0 END AS cohorts FROM stored s`,
-    values: [...statement.values!, inputs.map(() => randomUUID())],
+    values: [
+      ...statement.values!.slice(0, 5),
+      // Deduplicated per signal, as validation does in the service.
+      inputs.map((input) => `{${[...new Set(input.context.cohortIds)].join(',')}}`),
+      statement.values![6],
+      inputs.map(() => randomUUID()),
+    ],
   };
 }
 
