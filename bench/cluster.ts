@@ -10,7 +10,7 @@ import { connectDatabase } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createLogger } from '../src/server/logger.js';
-import { databaseCpuSeconds } from './database-cpu.js';
+import { databaseCpuSeconds, type DatabaseCpu } from './database-cpu.js';
 import { startServerProcesses, type ServerProcesses } from './processes.js';
 
 const TEMPLATE = 'bench';
@@ -29,7 +29,7 @@ export interface Cluster {
   startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>, execArgv?: string[]): Promise<ServerProcesses>;
   sqlClient(databaseUrl: string): Promise<pg.Client>;
   /** CPU seconds PostgreSQL has used so far (see database-cpu.ts). */
-  databaseCpuSeconds(): number;
+  databaseCpuSeconds(): DatabaseCpu;
   endCase(): Promise<void>;
   stop(): Promise<void>;
 }

@@ -18,8 +18,9 @@ const DISTINCT_BATCHES = 16;
  * signal rows inserted unnest-style, and every row the service writes for them (signals, cohort
  * ledger, aggregate upserts) in one plain statement with no gate and no locks. During the `signals`
  * runs, the CPU the server (this process: the app shares the bench's loop, the load generator does
- * not) and PostgreSQL each spent per call. Also the same calls with a fresh client eventId per signal; and `ingest_signals` called
- * directly with and without event ids. Through the service a signal without a client eventId still
+ * not) and PostgreSQL's sessions each spent per call (background work, such as autovacuum after the
+ * ceilings' inserts, is in the details). Also the same calls with a fresh client eventId per signal;
+ * and `ingest_signals` called directly with and without event ids. Through the service a signal without a client eventId still
  * gets one the batcher generates, so the direct calls are what idempotency costs the database
  * against storing signals without any id.
  */
@@ -45,13 +46,15 @@ export const batched: Case = {
 
     // Both service paths warm, so neither pays for the JIT (warm-up results are not figures).
     for (const warm of [signals(false, sizes.warmupSec), signals(true, sizes.warmupSec)]) await warm();
-    const cpu = { serverSec: 0, databaseSec: 0, calls: 0 };
+    const cpu = { serverSec: 0, databaseSec: 0, databaseBackgroundSec: 0, calls: 0 };
     const metered = (arm: () => Promise<LoadSample>) => async () => {
       const [server, database] = [process.cpuUsage(), cluster.databaseCpuSeconds()];
       const sample = await arm();
       const used = process.cpuUsage(server);
       cpu.serverSec += (used.user + used.system) / 1e6;
-      cpu.databaseSec += cluster.databaseCpuSeconds() - database;
+      const databaseAfter = cluster.databaseCpuSeconds();
+      cpu.databaseSec += databaseAfter.clients - database.clients;
+      cpu.databaseBackgroundSec += databaseAfter.total - databaseAfter.clients - (database.total - database.clients);
       cpu.calls += sample.requests;
       return sample;
     };
@@ -92,7 +95,7 @@ export const batched: Case = {
       {
         case: CPU,
         figure: `server ${ms(serverMs)} CPU per ${num(sizes.batchSize)}-signal call`,
-        ceiling: `PostgreSQL ${ms(databaseMs)} CPU per call`,
+        ceiling: `PostgreSQL sessions ${ms(databaseMs)} CPU per call`,
         ratio: serverMs / databaseMs,
         target: '≤ 0.50',
         met: serverMs / databaseMs <= 0.5,
