@@ -28,7 +28,7 @@ CREATE TABLE cohort_contribution (
   item_id text NOT NULL,
   weight_micros bigint NOT NULL,
   at_ns bigint NOT NULL,
-  CONSTRAINT cohort_contribution_pkey PRIMARY KEY (user_id, signal_id, cohort_id)
+  CONSTRAINT cohort_contribution_pkey PRIMARY KEY (user_id, at_ns, signal_id, cohort_id)
 );
 
 CREATE TABLE cohort_item_aggregate (
@@ -114,14 +114,12 @@ CREATE TABLE signal (
   event_id text,
   purge_id bigint,
   CONSTRAINT signal_event_id_length CHECK (((char_length(event_id) >= 1) AND (char_length(event_id) <= 128))),
-  CONSTRAINT signal_pkey PRIMARY KEY (user_id, id)
+  CONSTRAINT signal_pkey PRIMARY KEY (user_id, at_ns, id)
 );
 
 -- indexes
 
-CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (user_id, signal_id, cohort_id);
-
-CREATE INDEX cohort_contribution_user_at_idx ON public.cohort_contribution USING btree (user_id, at_ns, signal_id);
+CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (user_id, at_ns, signal_id, cohort_id);
 
 CREATE UNIQUE INDEX cohort_item_aggregate_pkey ON public.cohort_item_aggregate USING btree (cohort_id, item_id, shard);
 
@@ -149,9 +147,7 @@ CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
 
-CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, id);
-
-CREATE INDEX signal_user_at_idx ON public.signal USING btree (user_id, at_ns, id);
+CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, at_ns, id);
 
 CREATE UNIQUE INDEX signal_user_event_idx ON public.signal USING btree (user_id, event_id) WHERE (event_id IS NOT NULL);
 
@@ -535,10 +531,11 @@ BEGIN
      ORDER BY s.at_ns, s.id
      LIMIT p_limit
   ), marked AS (
-    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.id = picked.id
+    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.at_ns = picked.at_ns AND s.id = picked.id
     RETURNING s.item_id, s.weight_micros
   ), unlinked AS (
-    DELETE FROM cohort_contribution c USING picked WHERE c.user_id = p.user_id AND c.signal_id = picked.id
+    DELETE FROM cohort_contribution c USING picked
+     WHERE c.user_id = p.user_id AND c.at_ns = picked.at_ns AND c.signal_id = picked.id
     RETURNING c.cohort_id, c.item_id, c.weight_micros
   ), removed AS (
     SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id

@@ -8,6 +8,7 @@ import * as signalEventIds from './0006_signal_event_ids.js';
 import * as purge from './0007_purge.js';
 import * as userKeys from './0008_user_keys.js';
 import * as ingestLocks from './0009_ingest_locks.js';
+import * as ledgerKeys from './0010_ledger_keys.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007_purge': purge,
   '0008_user_keys': userKeys,
   '0009_ingest_locks': ingestLocks,
+  '0010_ledger_keys': ledgerKeys,
 };
