@@ -20,9 +20,9 @@ const DISTINCT_BATCHES = 16;
  * runs, the CPU the server (this process: the app shares the bench's loop, the load generator does
  * not) and PostgreSQL's sessions each spent per call (background work, such as autovacuum after the
  * ceilings' inserts, is in the details). Also the same calls with a fresh client eventId per signal;
- * and `ingest_signals` called directly with and without event ids. Through the service a signal without a client eventId still
- * gets one the batcher generates, so the direct calls are what idempotency costs the database
- * against storing signals without any id.
+ * and `ingest_signals` called directly with and without event ids. Through the service a signal
+ * without a client eventId still gets one the batcher generates, so the direct calls are what
+ * idempotency costs the database against storing signals without any id.
  */
 export const batched: Case = {
   labels: [LABEL, SAME_ROWS, CPU, EVENT_IDS, SQL_EVENT_IDS],
