@@ -10,6 +10,7 @@ import { connectDatabase } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createLogger } from '../src/server/logger.js';
+import { databaseCpuSeconds, type DatabaseCpu } from './database-cpu.js';
 import { startServerProcesses, type ServerProcesses } from './processes.js';
 
 const TEMPLATE = 'bench';
@@ -25,8 +26,10 @@ export interface Cluster {
   startApp(databaseUrl: string, options?: AppOptions): Promise<App>;
   stopApp(app: App): Promise<void>;
   /** `count` server processes of their own (not in this event loop) on the database. */
-  startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>): Promise<ServerProcesses>;
+  startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>, execArgv?: string[]): Promise<ServerProcesses>;
   sqlClient(databaseUrl: string): Promise<pg.Client>;
+  /** CPU seconds PostgreSQL has used so far (see database-cpu.ts). */
+  databaseCpuSeconds(): DatabaseCpu;
   endCase(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -67,9 +70,10 @@ export async function startCluster(): Promise<Cluster> {
       apps.delete(app);
       await app.stop();
     },
-    async startProcesses(databaseUrl, count, environment = {}) {
+    async startProcesses(databaseUrl, count, environment = {}, execArgv = []) {
       const started = await startServerProcesses({
         count,
+        execArgv,
         entry: 'bench/server-process.ts',
         environment: { ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
       });
@@ -82,6 +86,7 @@ export async function startCluster(): Promise<Cluster> {
       await client.connect();
       return client;
     },
+    databaseCpuSeconds: () => databaseCpuSeconds(embedded.pgdata),
     async endCase() {
       await Promise.allSettled([...clients].map((client) => client.end()));
       await Promise.allSettled([...apps].map((app) => app.stop()));

@@ -19,6 +19,8 @@ export interface ProcessOptions {
   entry: string;
   /** DATABASE_URL, DATABASE_LISTEN_URL, AUTH_JWT_SECRET and any other variable every process gets. */
   environment: Record<string, string>;
+  /** Node.js options for every process (e.g. `--cpu-prof`). */
+  execArgv?: string[];
   /** Called with each line a process writes to stderr (start-up failures). */
   log?: (line: string) => void;
 }
@@ -45,7 +47,7 @@ export async function startServerProcesses(options: ProcessOptions): Promise<Ser
   try {
     for (let i = 0; i < options.count; i++) {
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, options.entry)], {
+      const child = spawn(process.execPath, [...(options.execArgv ?? []), '--import', 'tsx', path.join(ROOT, options.entry)], {
         cwd: ROOT,
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...options.environment },

@@ -28,7 +28,7 @@ CREATE TABLE cohort_contribution (
   item_id text NOT NULL,
   weight_micros bigint NOT NULL,
   at_ns bigint NOT NULL,
-  CONSTRAINT cohort_contribution_pkey PRIMARY KEY (user_id, signal_id, cohort_id)
+  CONSTRAINT cohort_contribution_pkey PRIMARY KEY (user_id, at_ns, signal_id, cohort_id)
 );
 
 CREATE TABLE cohort_item_aggregate (
@@ -114,14 +114,12 @@ CREATE TABLE signal (
   event_id text,
   purge_id bigint,
   CONSTRAINT signal_event_id_length CHECK (((char_length(event_id) >= 1) AND (char_length(event_id) <= 128))),
-  CONSTRAINT signal_pkey PRIMARY KEY (user_id, id)
+  CONSTRAINT signal_pkey PRIMARY KEY (user_id, at_ns, id)
 );
 
 -- indexes
 
-CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (user_id, signal_id, cohort_id);
-
-CREATE INDEX cohort_contribution_user_at_idx ON public.cohort_contribution USING btree (user_id, at_ns, signal_id);
+CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (user_id, at_ns, signal_id, cohort_id);
 
 CREATE UNIQUE INDEX cohort_item_aggregate_pkey ON public.cohort_item_aggregate USING btree (cohort_id, item_id, shard);
 
@@ -149,9 +147,7 @@ CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
 
-CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, id);
-
-CREATE INDEX signal_user_at_idx ON public.signal USING btree (user_id, at_ns, id);
+CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, at_ns, id);
 
 CREATE UNIQUE INDEX signal_user_event_idx ON public.signal USING btree (user_id, event_id) WHERE (event_id IS NOT NULL);
 
@@ -280,11 +276,13 @@ DECLARE
   v_cohorts int[];
 BEGIN
   PERFORM require_read_committed();
-  PERFORM lock_community_buckets(ARRAY(
-    SELECT DISTINCT community_user_bucket(g.u::u64)
-      FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
-     WHERE g.open
-     ORDER BY 1), true);
+  -- All the shared locks in one statement, in bucket order (lock_community_buckets takes one
+  -- statement per bucket: up to 64 per group). Same lock class as lock_community_buckets.sql.
+  PERFORM pg_advisory_xact_lock_shared(1129073004, b.bucket)
+     FROM (SELECT DISTINCT community_user_bucket(g.u::u64) AS bucket
+             FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
+            WHERE g.open
+            ORDER BY 1) AS b;
   v_now := now_ns();
   WITH input AS (
     SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
@@ -533,10 +531,11 @@ BEGIN
      ORDER BY s.at_ns, s.id
      LIMIT p_limit
   ), marked AS (
-    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.id = picked.id
+    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.at_ns = picked.at_ns AND s.id = picked.id
     RETURNING s.item_id, s.weight_micros
   ), unlinked AS (
-    DELETE FROM cohort_contribution c USING picked WHERE c.user_id = p.user_id AND c.signal_id = picked.id
+    DELETE FROM cohort_contribution c USING picked
+     WHERE c.user_id = p.user_id AND c.at_ns = picked.at_ns AND c.signal_id = picked.id
     RETURNING c.cohort_id, c.item_id, c.weight_micros
   ), removed AS (
     SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id

@@ -7,6 +7,8 @@ import * as membershipGuard from './0005_membership_guard.js';
 import * as signalEventIds from './0006_signal_event_ids.js';
 import * as purge from './0007_purge.js';
 import * as userKeys from './0008_user_keys.js';
+import * as ingestLocks from './0009_ingest_locks.js';
+import * as ledgerKeys from './0010_ledger_keys.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +20,6 @@ export const migrations: Record<string, Migration> = {
   '0006_signal_event_ids': signalEventIds,
   '0007_purge': purge,
   '0008_user_keys': userKeys,
+  '0009_ingest_locks': ingestLocks,
+  '0010_ledger_keys': ledgerKeys,
 };

@@ -201,6 +201,23 @@ describe('the per-request budget of signals and cohort attributions', () => {
       await small.stop();
     }
   });
+
+  it('variables are measured as coerced: a single input is a list of one, and ids 1 and "1" are one cohort', async () => {
+    const small = await startApp(cluster.databaseUrl, { REQUEST_MAX_SIGNALS: '3', REQUEST_MAX_COHORT_ATTRIBUTIONS: '2' }, { membershipSync: false });
+    try {
+      const one = (cohortIds: unknown[]) => ({ userId: '705', itemId: 'x', kind: 'LIKE', context: { cohortIds } });
+      const before = await written();
+      const over = await post(operation(signalsMutation(1), { x: one([1, '1', 2, '2', 3]) }), {}, small);
+      expect(over.status).toBe(400);
+      expect(over.json['errors'][0].extensions).toMatchObject({ code: 'REQUEST_BUDGET_EXCEEDED', budget: 'cohortAttributions', requested: 3, limit: 2 });
+      expect(await written()).toBe(before);
+      const within = await post(operation(signalsMutation(1), { x: one([1, '1', 2, '2']) }), {}, small);
+      expect(within.json['errors']).toBeUndefined();
+      expect(within.json['data'].a0).toHaveLength(1);
+    } finally {
+      await small.stop();
+    }
+  });
 });
 
 describe('bad requests', () => {

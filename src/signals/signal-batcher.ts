@@ -190,8 +190,12 @@ export class SignalBatcher {
   }
 
   private count(outcomes: readonly SignalOutcome[]): void {
-    const duplicate = outcomes.filter((outcome) => outcome.duplicate).length;
-    const forwarded = outcomes.filter((outcome) => outcome.forwarded && !outcome.duplicate).length;
+    let duplicate = 0;
+    let forwarded = 0;
+    for (const outcome of outcomes) {
+      if (outcome.duplicate) duplicate++;
+      else if (outcome.forwarded) forwarded++;
+    }
     this.options.metrics.signals.inc({ outcome: 'forwarded' }, forwarded);
     this.options.metrics.signals.inc({ outcome: 'gated' }, outcomes.length - duplicate - forwarded);
     this.options.metrics.signals.inc({ outcome: 'duplicate' }, duplicate);
@@ -199,19 +203,23 @@ export class SignalBatcher {
   }
 
   private async writeWithRetry(jobs: readonly Job[]): Promise<SignalOutcome[]> {
-    const signals = jobs.flatMap((job) => job.signals);
-    const eventIds = jobs.flatMap((job) => job.eventIds);
+    const signals = joined(jobs, (job) => job.signals);
+    const eventIds = joined(jobs, (job) => job.eventIds);
     for (let attempt = 1; ; attempt++) {
-      const gate = signals.map((signal, i) => ({ signal, gateOpen: !this.options.isLeft(signal.userId), eventId: eventIds[i]! }));
+      const gateOpen = signals.map((signal) => !this.options.isLeft(signal.userId));
       try {
-        const stored = await ingestSignals(this.options.db, gate);
-        const maybeStored = jobs.flatMap((job) => job.maybeStored);
-        const outcomes = stored.map((row, i): SignalOutcome => ({
-          ...row,
-          status: row.forwarded ? 'ACTIVE' : 'LEFT',
-          // Not a duplicate if this request's own earlier attempt stored it (the only way a generated id is found).
-          duplicate: row.duplicate && !maybeStored[i],
-        }));
+        const stored = await ingestSignals(this.options.db, { signals, gateOpen, eventIds });
+        const maybeStored = joined(jobs, (job) => job.maybeStored);
+        const outcomes = stored.map(
+          (row, i): SignalOutcome => ({
+            signalId: row.signalId,
+            status: row.forwarded ? 'ACTIVE' : 'LEFT',
+            forwarded: row.forwarded,
+            cohortsAttributed: row.cohortsAttributed,
+            // Not a duplicate if this request's own earlier attempt stored it (the only way a generated id is found).
+            duplicate: row.duplicate && !maybeStored[i],
+          }),
+        );
         this.count(outcomes);
         return outcomes;
       } catch (error) {
@@ -221,6 +229,11 @@ export class SignalBatcher {
       }
     }
   }
+}
+
+/** A lone job's array as it is (a large call is usually alone in its group), else the jobs' arrays end to end. */
+function joined<T>(jobs: readonly Job[], field: (job: Job) => readonly T[]): readonly T[] {
+  return jobs.length === 1 ? field(jobs[0]!) : jobs.flatMap(field);
 }
 
 /** After an unknown outcome: the first occurrence of each (user, event id) in the group may be stored now. */

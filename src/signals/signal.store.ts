@@ -8,12 +8,13 @@ import { WEIGHT_SCALE, type ValidSignal } from './signal-input.js';
  * cohort_contribution) and the aggregates. Writes go through `ingest_signals` (src/db/sql/).
  */
 
-export interface GatedSignal {
-  signal: ValidSignal;
-  /** The in-memory gate's answer: false when the cache knows the user LEFT. */
-  gateOpen: boolean;
-  /** Idempotency key, unique per user (null: none, the signal is always stored anew). */
-  eventId: string | null;
+/** A group of signals to store, as parallel arrays (index i describes signals[i]). */
+export interface SignalGroup {
+  signals: readonly ValidSignal[];
+  /** The in-memory gate's answers: false when the cache knows the user LEFT. */
+  gateOpen: readonly boolean[];
+  /** Idempotency keys, unique per user (null: none, the signal is always stored anew). */
+  eventIds: readonly (string | null)[];
 }
 
 export interface StoredSignal {
@@ -29,38 +30,35 @@ export interface StoredSignal {
  * A signal whose (user, event id) is already stored, or appears earlier in the group, is not
  * stored again: it gets the stored signal's outcome with `duplicate` set.
  */
-export async function ingestSignals(db: Kysely<Database>, group: readonly GatedSignal[]): Promise<StoredSignal[]> {
-  const columns = {
-    userIds: [] as string[],
-    itemIds: [] as string[],
-    kinds: [] as string[],
-    weights: [] as number[],
-    occurredAt: [] as (string | null)[],
-    surfaces: [] as (string | null)[],
-    gateOpen: [] as boolean[],
-    cohortOrds: [] as number[],
-    cohortIds: [] as string[],
-    eventIds: [] as (string | null)[],
-  };
-  group.forEach(({ signal, gateOpen, eventId }, index) => {
-    columns.userIds.push(signal.userId);
-    columns.itemIds.push(signal.itemId);
-    columns.kinds.push(signal.kind);
-    columns.weights.push(signal.weightMicros);
-    columns.occurredAt.push(signal.occurredAt === null ? null : timestamptzText(signal.occurredAt));
-    columns.surfaces.push(signal.surface);
-    columns.gateOpen.push(gateOpen);
-    columns.eventIds.push(eventId);
+export async function ingestSignals(db: Kysely<Database>, { signals, gateOpen, eventIds }: SignalGroup): Promise<StoredSignal[]> {
+  // Each column is filled in place, one pass over the group: these arrays are the statement's parameters.
+  const n = signals.length;
+  const userIds = new Array<string>(n);
+  const itemIds = new Array<string>(n);
+  const kinds = new Array<string>(n);
+  const weights = new Array<number>(n);
+  const occurredAt = new Array<string | null>(n);
+  const surfaces = new Array<string | null>(n);
+  const cohortOrds: number[] = [];
+  const cohortIds: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const signal = signals[i]!;
+    userIds[i] = signal.userId;
+    itemIds[i] = signal.itemId;
+    kinds[i] = signal.kind;
+    weights[i] = signal.weightMicros;
+    occurredAt[i] = signal.occurredAt === null ? null : timestamptzText(signal.occurredAt);
+    surfaces[i] = signal.surface;
     for (const cohortId of signal.cohortIds) {
-      columns.cohortOrds.push(index + 1);
-      columns.cohortIds.push(cohortId);
+      cohortOrds.push(i + 1);
+      cohortIds.push(cohortId);
     }
-  });
+  }
   const { rows } = await sql<{ r_signal_id: string; r_forwarded: boolean; r_cohorts_attributed: number; r_duplicate: boolean }>`
     SELECT * FROM ingest_signals(
-      ${columns.userIds}::text[], ${columns.itemIds}::text[], ${columns.kinds}::signal_kind[],
-      ${columns.weights}::bigint[], ${columns.occurredAt}::timestamptz[], ${columns.surfaces}::text[],
-      ${columns.gateOpen}::boolean[], ${columns.cohortOrds}::int[], ${columns.cohortIds}::text[], ${columns.eventIds}::text[])
+      ${userIds}::text[], ${itemIds}::text[], ${kinds}::signal_kind[],
+      ${weights}::bigint[], ${occurredAt}::timestamptz[], ${surfaces}::text[],
+      ${gateOpen}::boolean[], ${cohortOrds}::int[], ${cohortIds}::text[], ${eventIds}::text[])
   `.execute(db);
   return rows.map((row) => ({
     signalId: row.r_signal_id,

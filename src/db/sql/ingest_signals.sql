@@ -1,4 +1,4 @@
--- version: 3
+-- version: 4
 -- Stores a whole group of signals in one statement and fans out the forwardable ones.
 --
 -- p_gate_open[i] is the in-memory gate's answer (false: the cache knows the user LEFT, so no lock
@@ -35,11 +35,13 @@ DECLARE
   v_cohorts int[];
 BEGIN
   PERFORM require_read_committed();
-  PERFORM lock_community_buckets(ARRAY(
-    SELECT DISTINCT community_user_bucket(g.u::u64)
-      FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
-     WHERE g.open
-     ORDER BY 1), true);
+  -- All the shared locks in one statement, in bucket order (lock_community_buckets takes one
+  -- statement per bucket: up to 64 per group). Same lock class as lock_community_buckets.sql.
+  PERFORM pg_advisory_xact_lock_shared(1129073004, b.bucket)
+     FROM (SELECT DISTINCT community_user_bucket(g.u::u64) AS bucket
+             FROM unnest(p_user_ids, p_gate_open) AS g(u, open)
+            WHERE g.open
+            ORDER BY 1) AS b;
   v_now := now_ns();
   WITH input AS (
     SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id

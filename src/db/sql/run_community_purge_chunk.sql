@@ -1,4 +1,4 @@
--- version: 1
+-- version: 2
 -- One chunk of one running purge, all in the caller's single transaction: claims the oldest
 -- running purge no other worker holds (FOR UPDATE SKIP LOCKED), takes the next p_limit forwarded
 -- signals of its user below its boundary after the cursor, marks them purged (the signal itself
@@ -7,7 +7,8 @@
 -- adds them to the receipt and moves the cursor. A crash rolls all of it back; a committed chunk is
 -- never taken again (the cursor moved and its rows carry purge_id). A chunk shorter than p_limit
 -- finishes the purge. Cohort entries exist only for forwarded signals (ingest_signals), so the
--- signals' keyset walks every ledger entry of the user.
+-- signals' keyset walks every ledger entry of the user. Rows are found by their keys, which lead
+-- with (user_id, at_ns) (migration 0010).
 -- Returns nothing when no purge is waiting.
 CREATE OR REPLACE FUNCTION run_community_purge_chunk(p_limit int,
   OUT purge_id bigint, OUT user_id u64, OUT finished boolean, OUT removed_so_far bigint)
@@ -32,10 +33,11 @@ BEGIN
      ORDER BY s.at_ns, s.id
      LIMIT p_limit
   ), marked AS (
-    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.id = picked.id
+    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.at_ns = picked.at_ns AND s.id = picked.id
     RETURNING s.item_id, s.weight_micros
   ), unlinked AS (
-    DELETE FROM cohort_contribution c USING picked WHERE c.user_id = p.user_id AND c.signal_id = picked.id
+    DELETE FROM cohort_contribution c USING picked
+     WHERE c.user_id = p.user_id AND c.at_ns = picked.at_ns AND c.signal_id = picked.id
     RETURNING c.cohort_id, c.item_id, c.weight_micros
   ), removed AS (
     SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id
