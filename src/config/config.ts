@@ -65,7 +65,7 @@ const environmentSchema = z.object({
     .default([]),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BULK_REQUEST_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(4096),
-  BULK_REQUESTS_MAX: z.coerce.number().int().min(1).max(10_000).default(2),
+  BULK_REQUESTS_MAX: z.coerce.number().int().min(1).max(10_000).default(1),
   BULK_REQUESTS_WAITING_MAX: z.coerce.number().int().min(0).max(100_000).default(32),
   BULK_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0.1).max(1).default(0.9),
   INTROSPECTION: booleanFlag.optional(),
