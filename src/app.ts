@@ -19,6 +19,7 @@ import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './metrics/metrics.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
+import { EventLoopLoad } from './server/event-loop-load.js';
 import { createHttpServer } from './server/http.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './server/logger.js';
@@ -101,11 +102,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     allowedOrigins: config.http.corsOrigins,
   });
   let shuttingDown = false;
+  const eventLoop = new EventLoopLoad();
   const bulkAdmission = new BulkAdmission({
     bulkBytes: config.http.bulk.bytes,
     maxInProgress: config.http.bulk.maxInProgress,
     maxWaiting: config.http.bulk.maxWaiting,
     saturated: () => services.signals.full,
+    busy: () => eventLoop.utilization > config.http.bulk.maxEventLoopUtilization,
   });
   metrics.observeBulkRequests(bulkAdmission);
   const server = createHttpServer({
@@ -168,6 +171,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       }
       // In the background: an unreachable identity provider delays readiness, not the start.
       keys.start();
+      eventLoop.start(() => bulkAdmission.next());
       url = await listen(server, config.http.port, config.http.host);
     },
     async stop() {
@@ -182,6 +186,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       await purges.stop();
       await purgeDatabase.close();
       keys.stop();
+      eventLoop.stop();
       await membership.stop();
       await database.close();
     },

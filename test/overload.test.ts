@@ -208,7 +208,8 @@ describe('the door for bulk requests', () => {
 
   beforeAll(async () => {
     databaseUrl = await freshDatabase();
-    app = await startApp(databaseUrl, { BULK_REQUEST_BYTES: '1024', BULK_REQUESTS_MAX: '1', BULK_REQUESTS_WAITING_MAX: '1' });
+    // Never busy: these cases are about places at the door, not the event loop's load.
+    app = await startApp(databaseUrl, { BULK_REQUEST_BYTES: '1024', BULK_REQUESTS_MAX: '1', BULK_REQUESTS_WAITING_MAX: '1', BULK_MAX_EVENT_LOOP_UTILIZATION: '1' });
     bearer = await token('1', 'signals:write community:admin');
   });
 
@@ -254,5 +255,24 @@ describe('the door for bulk requests', () => {
     ]);
     expect(await metric(app, 'community_signal_requests_shed_total')).toBe(shedBefore + 1);
     await db.end();
+  });
+
+  it('a batch leaves the door once decoded: waiting for its commit holds no place there', async () => {
+    const blocker = await sqlClient(databaseUrl);
+    await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
+    const stalled = heldBackPost(app, bearer, batch('stalled'));
+    stalled.finish();
+    const waitingOnLock = async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'signal'::regclass`)).rows[0].n;
+    await eventually(async () => (await waitingOnLock()) === 1);
+    expect(await metric(app, 'community_bulk_requests_in_progress')).toBe(0);
+    // With one place at the door, a second batch gets in only if the first left it.
+    const next = heldBackPost(app, bearer, batch('next'));
+    next.finish();
+    await eventually(async () => (await waitingOnLock()) === 2);
+    expect(await metric(app, 'community_bulk_requests_in_progress')).toBe(0);
+    await blocker.query('ROLLBACK');
+    expect((await stalled.response).status).toBe(200);
+    expect((await next.response).status).toBe(200);
+    await blocker.end();
   });
 });

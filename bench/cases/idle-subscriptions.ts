@@ -1,12 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { createSchema, createYoga } from 'graphql-yoga';
 import type { App } from '../../src/app.js';
 import type { Case } from '../case.js';
 import { num, ms } from '../format.js';
+import { exposeGc, settle, type Memory } from '../memory.js';
 import type { SseClientsOptions, SseClientsReport } from '../sse-clients.js';
 
 const LABEL = '8. memory per idle subscription';
@@ -63,7 +62,6 @@ export const idleSubscriptions: Case = {
   },
 };
 
-type Memory = { heapUsed: number; rss: number };
 type Measured = { before: Memory; open: Memory; afterClose: Memory; releasedWithinMs: number | null };
 
 const RELEASE_WAIT_MS = 15_000;
@@ -161,18 +159,6 @@ async function openStreams(options: SseClientsOptions) {
 
 function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
-}
-
-/** Heap and RSS after full collections (the bench runs without --expose-gc, so it is switched on here). */
-function settle(gc: () => void): Memory {
-  for (let i = 0; i < 3; i++) gc();
-  const { heapUsed, rss } = process.memoryUsage();
-  return { heapUsed, rss };
-}
-
-function exposeGc(): () => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
 }
 
 async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {

@@ -1,6 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Case } from '../case.js';
 import { ms, num } from '../format.js';
+import { exposeGc, settle } from '../memory.js';
 import { httpLoad, interleave } from '../load.js';
 import { openLoop } from '../open-loop.js';
 import { prepareSignalCase } from '../signal-setup.js';
@@ -31,14 +32,15 @@ export const overload: Case = {
 
     const [capacity] = await interleave([() => httpLoad({ url: app.url, token: cluster.token, bodies, connections: CALLERS, durationSec: seconds })], 1);
     const rest = await openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec: 0, durationSec: seconds, timeoutMs: 10_000, probeBody });
-    const rssBefore = process.memoryUsage().rss;
+    const gc = exposeGc();
+    const rssBefore = settle(gc).rss;
     const ratePerSec = Math.ceil(capacity.perSecond * 5);
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     const flood = await openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec, durationSec: sizes.overloadSec, timeoutMs: 10_000, probeBody });
     loopDelay.disable();
     await app.services.signals.drained();
-    const rssAfter = process.memoryUsage().rss;
+    const rssAfter = settle(gc).rss;
 
     const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM signal WHERE id = ANY($1::bigint[])', [flood.acknowledgedIds]);
     const lost = flood.acknowledgedIds.length - rows[0]!.n;

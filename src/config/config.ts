@@ -65,8 +65,9 @@ const environmentSchema = z.object({
     .default([]),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
   BULK_REQUEST_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(4096),
-  BULK_REQUESTS_MAX: z.coerce.number().int().min(1).max(10_000).default(2),
+  BULK_REQUESTS_MAX: z.coerce.number().int().min(1).max(10_000).default(1),
   BULK_REQUESTS_WAITING_MAX: z.coerce.number().int().min(0).max(100_000).default(32),
+  BULK_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0.1).max(1).default(0.9),
   INTROSPECTION: booleanFlag.optional(),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).max(1000).default(30),
@@ -119,8 +120,11 @@ export interface Config {
     port: number;
     corsOrigins: string[];
     bodyLimitBytes: number;
-    /** Requests with longer bodies are bulk: at most `maxInProgress` being decoded, `maxWaiting` waiting to be. */
-    bulk: { bytes: number; maxInProgress: number; maxWaiting: number };
+    /**
+     * Requests with longer bodies are bulk: at most `maxInProgress` being decoded, `maxWaiting`
+     * waiting to be, and none enters while the event loop was busier than `maxEventLoopUtilization`.
+     */
+    bulk: { bytes: number; maxInProgress: number; maxWaiting: number; maxEventLoopUtilization: number };
   };
   /** Unset: main starts an embedded PostgreSQL in `embeddedDataDir`. May be a transaction pooler. */
   databaseUrl: string | undefined;
@@ -243,7 +247,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       port: env.PORT,
       corsOrigins: env.CORS_ORIGINS,
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
-      bulk: { bytes: env.BULK_REQUEST_BYTES, maxInProgress: env.BULK_REQUESTS_MAX, maxWaiting: env.BULK_REQUESTS_WAITING_MAX },
+      bulk: { bytes: env.BULK_REQUEST_BYTES, maxInProgress: env.BULK_REQUESTS_MAX, maxWaiting: env.BULK_REQUESTS_WAITING_MAX, maxEventLoopUtilization: env.BULK_MAX_EVENT_LOOP_UTILIZATION },
     },
     databaseUrl: env.DATABASE_URL,
     databaseListenUrl: env.DATABASE_LISTEN_URL,

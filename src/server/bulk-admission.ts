@@ -11,6 +11,8 @@ export interface BulkAdmissionOptions {
   maxWaiting: number;
   /** Also refuse bulk requests while this says so (the signal queue is full). */
   saturated(): boolean;
+  /** No bulk request enters while this says so (the event loop has no room); they wait or are refused. */
+  busy(): boolean;
 }
 
 export interface AdmissionOutcome {
@@ -22,9 +24,10 @@ export interface AdmissionOutcome {
 /**
  * The door for bulk requests, ahead of the body parser. Reading, parsing and coercing a batch is
  * the event loop's costliest work, so it is what must be bounded and refused under a flood, before
- * the body is read, not after. At most `maxInProgress` bulk requests are being decoded; up to
- * `maxWaiting` more wait at the door unread (their bytes stay in the socket, costing nothing);
- * anything beyond, or anything while the signal queue is full, is refused at once. A request
+ * the body is read, not after. At most `maxInProgress` bulk requests are being decoded, and none
+ * enters while the event loop is busy; up to `maxWaiting` more wait at the door unread (their bytes
+ * stay in the socket, costing nothing); anything beyond, or anything while the signal queue is
+ * full, is refused at once. A request
  * leaves the door once decoded: waiting for its commit costs no CPU and the signal queue bounds
  * that stage. Small requests (a status read, a leave, one signal) never wait behind a batch,
  * which keeps them fast while batches are shed. Envoy's circuit breakers (max requests, max
@@ -48,7 +51,7 @@ export class BulkAdmission {
   admit(req: http.IncomingMessage, res: http.ServerResponse, outcome: AdmissionOutcome): void {
     if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.bulkBytes)) return outcome.enter(() => {});
     if (this.options.saturated()) return outcome.refuse();
-    if (this.inProgress < this.options.maxInProgress) return this.enter(res, outcome);
+    if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(res, outcome);
     if (this.waiting.length >= this.options.maxWaiting) return outcome.refuse();
     const ticket = { res, outcome };
     this.waiting.push(ticket);
@@ -72,8 +75,9 @@ export class BulkAdmission {
     outcome.enter(leave);
   }
 
-  private next(): void {
-    while (this.inProgress < this.options.maxInProgress && this.waiting.length > 0) {
+  /** Lets waiting requests in while there is room (called when one leaves, and when the loop has room again). */
+  next(): void {
+    while (this.inProgress < this.options.maxInProgress && this.waiting.length > 0 && !this.options.busy()) {
       const { res, outcome } = this.waiting.shift()!;
       if (this.options.saturated()) outcome.refuse();
       else this.enter(res, outcome);
