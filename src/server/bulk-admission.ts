@@ -16,8 +16,8 @@ export interface BulkAdmissionOptions {
 }
 
 export interface AdmissionOutcome {
-  /** `decoded` frees the request's place early, once its CPU-heavy part is done. */
-  enter(decoded: () => void): void;
+  /** `decoded` (bulk requests only) frees the request's place early, once its CPU-heavy part is done. */
+  enter(decoded?: () => void): void;
   refuse(): void;
 }
 
@@ -49,7 +49,7 @@ export class BulkAdmission {
 
   /** Enters now, later (when a bulk request ahead of it is decoded), or is refused. */
   admit(req: http.IncomingMessage, res: http.ServerResponse, outcome: AdmissionOutcome): void {
-    if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.bulkBytes)) return outcome.enter(() => {});
+    if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.bulkBytes)) return outcome.enter();
     if (this.options.saturated()) return outcome.refuse();
     if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(res, outcome);
     if (this.waiting.length >= this.options.maxWaiting) return outcome.refuse();

@@ -10,13 +10,17 @@ const SAMPLE_MS = 50;
 export class EventLoopLoad {
   private last: EventLoopUtilization = performance.eventLoopUtilization();
   private timer: NodeJS.Timeout | null = null;
-  utilization = 0;
+  private lastUtilization = 0;
+
+  get utilization(): number {
+    return this.lastUtilization;
+  }
 
   /** `onSample` runs after each sample (the door lets waiting requests in when the loop has room). */
   start(onSample: () => void): void {
     this.timer = setInterval(() => {
       const now = performance.eventLoopUtilization();
-      this.utilization = performance.eventLoopUtilization(now, this.last).utilization;
+      this.lastUtilization = performance.eventLoopUtilization(now, this.last).utilization;
       this.last = now;
       onSample();
     }, SAMPLE_MS);
