@@ -12,7 +12,7 @@ interface EchoInput {
  * types, echoing each input into a result of the same shape: what the framework alone costs for the
  * same operation and variables.
  */
-export async function bareYogaEcho(): Promise<{ url: string; close(): Promise<void> }> {
+export async function bareYogaEcho(): Promise<BareServer> {
   const echo = (input: EchoInput) => ({ signalId: input.userId, status: 'ACTIVE', forwarded: true, cohortsAttributed: input.context?.cohortIds?.length ?? 0 });
   const yoga = createYoga({
     schema: createSchema({
@@ -35,7 +35,17 @@ export async function bareYogaEcho(): Promise<{ url: string; close(): Promise<vo
     }),
     logging: false,
   });
-  const server = http.createServer(yoga);
+  return serveOnLoopback(yoga);
+}
+
+export interface BareServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A plain Node server for a bare Yoga instance on a free loopback port: the ceilings' server. */
+export async function serveOnLoopback(handler: http.RequestListener): Promise<BareServer> {
+  const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,

@@ -1,8 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga } from 'graphql-yoga';
 import type { App } from '../../src/app.js';
+import { serveOnLoopback, type BareServer } from '../bare-yoga.js';
 import type { Case } from '../case.js';
 import { num, ms } from '../format.js';
 import { exposeGc, settle, type Memory } from '../memory.js';
@@ -100,7 +99,7 @@ async function measure(
   return { before, open, afterClose, releasedWithinMs: released ? performance.now() - closed : null };
 }
 
-async function bareYogaServer(): Promise<{ url: string; close(): Promise<void> }> {
+async function bareYogaServer(): Promise<BareServer> {
   const yoga = createYoga({
     schema: createSchema({
       typeDefs: 'type Query { ok: Boolean } type Subscription { communityLayerStatusChanged(userId: String): String }',
@@ -117,15 +116,7 @@ async function bareYogaServer(): Promise<{ url: string; close(): Promise<void> }
     }),
     logging: false,
   });
-  const server = http.createServer(yoga);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/graphql`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+  return serveOnLoopback(yoga);
 }
 
 /** One backstop resync with every stream open: how many subscriber reads it cost, and how long. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
+import { OVERLOADED_MESSAGE } from '../signals/signal-batcher.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { BulkAdmission } from './bulk-admission.js';
 import type { GraphQLWebSocket } from './websocket.js';
@@ -78,9 +79,8 @@ function bodyRefusal(req: http.IncomingMessage, limit: number): { status: number
 
 /** The same answer the GraphQL layer gives when the signal queue is full (see retryLater). */
 function refuseOverloaded(res: http.ServerResponse, retryAfterSeconds: number, requestId: string): void {
-  const message = 'Too many signals are waiting to be written; retry shortly.';
   res.setHeader('retry-after', String(retryAfterSeconds));
-  sendJson(res, 503, { errors: [{ message, extensions: { code: 'OVERLOADED', retryAfterSeconds, requestId } }] });
+  sendJson(res, 503, { errors: [{ message: OVERLOADED_MESSAGE, extensions: { code: 'OVERLOADED', retryAfterSeconds, requestId } }] });
 }
 
 const PROBE_TIMEOUT_MS = 2_000;

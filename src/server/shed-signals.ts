@@ -2,7 +2,7 @@ import { getOperationAST, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { retryLater } from '../graphql/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { SignalBatcher } from '../signals/signal-batcher.js';
+import { OVERLOADED_MESSAGE, type SignalBatcher } from '../signals/signal-batcher.js';
 
 const SIGNAL_FIELDS = new Set(['signal', 'signals']);
 
@@ -22,7 +22,7 @@ export function useSignalShedding(batcher: SignalBatcher, metrics: Metrics, retr
       );
       if (!sendsSignals) return;
       metrics.shedRequests.inc();
-      setResultAndStopExecution({ errors: [retryLater('OVERLOADED', 'Too many signals are waiting to be written; retry shortly.', retryAfterSeconds)] });
+      setResultAndStopExecution({ errors: [retryLater('OVERLOADED', OVERLOADED_MESSAGE, retryAfterSeconds)] });
     },
   };
 }

@@ -12,8 +12,14 @@ export interface SignalOutcome extends StoredSignal {
 }
 
 /** The queue is full: the request is refused at once (HTTP 503 OVERLOADED) instead of waiting. */
+export const OVERLOADED_MESSAGE = 'Too many signals are waiting to be written; retry shortly.';
+
 export class OverloadedError extends Error {
   override name = 'OverloadedError';
+
+  constructor() {
+    super(OVERLOADED_MESSAGE);
+  }
 }
 
 /** The client went away before its signals were written: they are dropped, never written. */
@@ -101,7 +107,7 @@ export class SignalBatcher {
   submit(signals: readonly ValidSignal[], abandoned?: AbortSignal): Promise<SignalOutcome[]> {
     if (this.queuedSignals + signals.length > this.options.maxQueued && this.queue.length > 0) {
       this.options.metrics.shedRequests.inc();
-      return Promise.reject(new OverloadedError('Too many signals are waiting to be written; retry shortly.'));
+      return Promise.reject(new OverloadedError());
     }
     if (abandoned?.aborted) return Promise.reject(new AbandonedError('the client disconnected'));
     return new Promise((resolve, reject) => {
