@@ -8,8 +8,8 @@ import { mintToken } from '../src/auth/tokens.js';
 import { loadConfig, resolveConfig } from '../src/config/config.js';
 import { connectDatabase } from '../src/db/database.js';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { migrateToLatest } from '../src/db/migrate.js';
-import { createLogger } from '../src/server/logger.js';
+import { migrateToLatest } from '../src/db/migrations/migrate.js';
+import { createLogger } from '../src/observability/logger.js';
 import { databaseCpuSeconds, type DatabaseCpu } from './database-cpu.js';
 import { startServerProcesses, type ServerProcesses } from './processes.js';
 

@@ -1,4 +1,4 @@
-import { SIGNAL_KINDS, type SignalKind } from '../src/signals/signal-kind.js';
+import { SIGNAL_KINDS, type SignalKind } from '../src/db/schema.js';
 import { seededRandom, zipf } from './zipf.js';
 
 export interface WorkloadSizes {

@@ -3,8 +3,8 @@ import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDatabase } from
 import { createApp, type App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey } from './auth/tokens.js';
-import { createLogger } from './server/logger.js';
-import { onStopSignals } from './server/stop-signals.js';
+import { createLogger } from './observability/logger.js';
+import { onStopSignals } from './cli/stop-signals.js';
 
 /** `npm start`: the configured PostgreSQL, or an embedded one under EMBEDDED_PG_DIR. */
 async function main(): Promise<void> {

@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
 import { connectDatabase } from '../src/db/database.js';
 import { dumpSchema } from '../src/db/schema-dump/catalog-dump.js';
-import { readSqlFile } from '../src/db/sql-files.js';
-import { createLogger } from '../src/server/logger.js';
+import { readSqlFile } from '../src/db/migrations/sql-files.js';
+import { createLogger } from '../src/observability/logger.js';
 import { freshDatabase } from './support/harness.js';
 
 it('db/schema.sql is the schema the migrations build (run `npm run db:schema` after changing them)', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MembershipCache } from '../src/cache/membership-cache.js';
-import { U64HashSet } from '../src/cache/u64-hash-set.js';
+import { MembershipCache } from '../src/membership/cache/membership-cache.js';
+import { U64HashSet } from '../src/membership/cache/u64-hash-set.js';
 import { packUserIds } from './support/membership-model.js';
 
 const MAX = 18446744073709551615n;

@@ -11,7 +11,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { schema } from '../src/graphql/schema.js';
+import { schema } from '../src/api/schema.js';
 import { GRAPHIQL_OPERATIONS_FILE } from '../src/server/graphiql.js';
 
 /** Every place of the schema a description belongs to, as "Type", "Type.field", "Type.field(arg)" or "Enum.VALUE". */

@@ -77,9 +77,10 @@ async function openStreams(app: App, userIds: string[], query = WATCH): Promise<
 }
 
 /** The refusal as a client sees it: the HTTP status, Retry-After, then one error event and the end. */
-async function expectRefused(stream: Stream, status: number, limit: string) {
+async function expectRefused(stream: Stream, status: number, limit: string, retryAfter = '1') {
   expect(stream.status).toBe(status);
-  expect(stream.headers.get('retry-after')).toBe('10');
+  // RETRY_AFTER_SECONDS, like every other retryable answer (the harness keeps its default, 1).
+  expect(stream.headers.get('retry-after')).toBe(retryAfter);
   const event = await stream.next();
   expect(event?.data.data ?? null).toBeNull();
   expect(event?.data.errors[0].extensions).toMatchObject({ code: 'TOO_MANY_SUBSCRIPTIONS', limit });
@@ -110,10 +111,10 @@ describe('subscription caps', () => {
   });
 
   it('refuses streams beyond the instance cap with 503 TOO_MANY_SUBSCRIPTIONS', async () => {
-    const c = await startApp(databaseUrl, { SUBSCRIPTIONS_MAX: '3' });
+    const c = await startApp(databaseUrl, { SUBSCRIPTIONS_MAX: '3', RETRY_AFTER_SECONDS: '7' });
     try {
       const three = await openStreams(c, ['620', '621', '621']);
-      await expectRefused(await subscribe(c, WATCH, {}, await token('622')), 503, 'perInstance');
+      await expectRefused(await subscribe(c, WATCH, {}, await token('622')), 503, 'perInstance', '7');
       expect(await metric(c, 'community_subscriptions_refused_total', { limit: 'perInstance' })).toBe(1);
       three[2]!.close();
       await eventually(() => c.services.statusFeed.subscribers === 2);

@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { parse } from 'graphql';
 import { measureOperation } from '../../src/graphql/limits/cost-model.js';
 import type { OperationLimits } from '../../src/graphql/limits/operation-limits.js';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/api/schema.js';
 import type { Case } from '../case.js';
 import { num, rate } from '../format.js';
 import { httpLoad, interleave } from '../load.js';

@@ -1,4 +1,4 @@
-import { U64HashSet } from '../../src/cache/u64-hash-set.js';
+import { U64HashSet } from '../../src/membership/cache/u64-hash-set.js';
 import type { Case } from '../case.js';
 import { num } from '../format.js';
 import { seededRandom } from '../zipf.js';

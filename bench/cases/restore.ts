@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import type pg from 'pg';
 import Cursor from 'pg-cursor';
-import { U64HashSet } from '../../src/cache/u64-hash-set.js';
+import { U64HashSet } from '../../src/membership/cache/u64-hash-set.js';
 import type { Case } from '../case.js';
 import { num } from '../format.js';
 import type { RestoreProbe } from '../restore-probe.js';

@@ -3,9 +3,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import { Authenticator } from '../../src/auth/authenticate.js';
-import { createKeySource, type KeySource } from '../../src/auth/key-source.js';
+import { createKeySource } from '../../src/auth/create-key-source.js';
+import type { KeySource } from '../../src/auth/key-source.js';
 import { loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/server/logger.js';
+import { createLogger } from '../../src/observability/logger.js';
 import type { Case } from '../case.js';
 import { num } from '../format.js';
 

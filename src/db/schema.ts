@@ -1,5 +1,9 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
-import type { SignalKind } from '../signals/signal-kind.js';
+
+/** The kinds of engagement, in the order of the database enum `signal_kind`. */
+export const SIGNAL_KINDS = ['VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE'] as const;
+
+export type SignalKind = (typeof SIGNAL_KINDS)[number];
 
 /** The tables as Kysely sees them. int8 and numeric arrive as strings (exact), never numbers. */
 export type MembershipStatus = 'ACTIVE' | 'LEFT';

@@ -1,4 +1,4 @@
-import type { MembershipNotification } from '../cache/membership-source.js';
+import type { MembershipNotification } from './cache/membership-source.js';
 
 /**
  * The NOTIFY contract of the membership tables, written by the trigger in

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { LeftUsersReader, MembershipDelta, MembershipSource } from '../cache/membership-source.js';
+import type { LeftUsersReader, MembershipDelta, MembershipSource } from './cache/membership-source.js';
 import type { Database, MembershipRow, MembershipStatus } from '../db/schema.js';
 import { decodeMembershipNotification, MEMBERSHIP_CHANNEL } from './membership-notification.js';
 

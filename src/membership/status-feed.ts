@@ -1,8 +1,8 @@
-import { GraphQLError } from 'graphql';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { MembershipSync } from '../cache/membership-sync.js';
+import type { MembershipSync } from './cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
+import { TooManySubscriptionsError } from './errors.js';
 import { readChangedStates, type MembershipState, type WatchedVersion } from './membership.store.js';
 
 /** The newest leaves each state carries, so `history` with its default page needs no read of its own. */
@@ -22,7 +22,6 @@ export interface StatusFeedCounters {
   refused: { perUser: number; perInstance: number };
 }
 
-const RETRY_AFTER_SECONDS = 10;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
@@ -215,17 +214,11 @@ export class MembershipStatusFeed {
   private admit(userId: string): void {
     if (this.subscriberCount >= this.limits.perInstance) {
       this.stats.refused.perInstance++;
-      throw new GraphQLError(
-        `This instance follows its maximum of ${this.limits.perInstance} subscriptions; retry later.`,
-        tooMany('perInstance', this.limits.perInstance, 503),
-      );
+      throw new TooManySubscriptionsError('perInstance', this.limits.perInstance);
     }
     if ((this.watched.get(userId)?.subscribers.size ?? 0) >= this.limits.perUser) {
       this.stats.refused.perUser++;
-      throw new GraphQLError(
-        `At most ${this.limits.perUser} subscriptions may follow one user; close one first.`,
-        tooMany('perUser', this.limits.perUser, 429),
-      );
+      throw new TooManySubscriptionsError('perUser', this.limits.perUser);
     }
   }
 
@@ -297,17 +290,6 @@ function ended(): AsyncIterableIterator<MembershipState> {
     return: async () => DONE,
     [Symbol.asyncIterator]() {
       return this;
-    },
-  };
-}
-
-function tooMany(limit: 'perUser' | 'perInstance', max: number, status: number) {
-  return {
-    extensions: {
-      code: 'TOO_MANY_SUBSCRIPTIONS',
-      limit,
-      max,
-      http: { status, headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } },
     },
   };
 }

@@ -39,7 +39,7 @@ export interface PurgeRequest {
   created: boolean;
 }
 
-/** The SQLSTATEs the purge functions raise; mapped to GraphQL errors in purge-errors.ts. */
+/** The SQLSTATEs the purge functions raise; mapped to GraphQL errors in api/domain-errors.ts. */
 export const NOT_LEFT_SQLSTATE = 'CLP01';
 export const PURGE_RUNNING_SQLSTATE = 'CLP02';
 

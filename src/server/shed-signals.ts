@@ -1,7 +1,7 @@
 import { getOperationAST, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { retryLater } from '../graphql/errors.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import { OVERLOADED_MESSAGE, type SignalBatcher } from '../signals/signal-batcher.js';
 
 const SIGNAL_FIELDS = new Set(['signal', 'signals']);

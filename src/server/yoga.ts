@@ -1,21 +1,18 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
-import { createYoga, maskError, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
-import type { GraphQLContext, Services } from '../graphql/context.js';
-import { isTransientDatabaseError } from '../db/database-errors.js';
-import { retryLater } from '../graphql/errors.js';
+import type { GraphQLContext, Services } from '../api/context.js';
+import { createErrorMask } from '../api/domain-errors.js';
 import { useHiddenSuggestions } from '../graphql/hidden-suggestions.js';
-import { useInputErrorCodes } from '../graphql/input-errors.js';
+import { useInputErrorCodes } from '../api/input-errors.js';
 import { useOperationLimits, type OperationLimits } from '../graphql/limits/operation-limits.js';
-import { purgeRefusal } from '../purge/purge-errors.js';
-import { schema } from '../graphql/schema.js';
+import { schema } from '../api/schema.js';
 import { TRUSTED_DOCUMENT_ERRORS, type TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
-import { useOperationMetrics } from '../metrics/operation-metrics.js';
-import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
+import { useOperationMetrics } from './operation-metrics.js';
 import { graphiql } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
@@ -72,29 +69,11 @@ export function createGraphQLServer(
     // Unexpected errors reach the client as "Unexpected error." plus the request id; the detail
     // (SQL, driver text, stack) goes to the log under that id.
     maskedErrors: {
-      maskError: (error, message) => {
-        const masked = maskError(error, message, false);
-        if (masked === error) return withoutOriginalError(masked);
-        const requestId = requestScope.getStore()?.requestId;
-        const original = error instanceof GraphQLError ? (error.originalError ?? error) : error;
-        if (original instanceof AbandonedError) {
-          return new GraphQLError('The client disconnected before the signals were written.', { extensions: { code: 'CLIENT_CLOSED_REQUEST' } });
-        }
-        if (original instanceof OverloadedError) {
-          return retryLater('OVERLOADED', original.message, config.retryAfterSeconds, requestId);
-        }
-        const refusal = purgeRefusal(original);
-        if (refusal) return refusal;
-        if (isTransientDatabaseError(original)) {
-          services.logger.warn({ err: original, requestId }, 'database unavailable');
-          return retryLater('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', config.retryAfterSeconds, requestId);
-        }
-        services.logger.error({ err: error, requestId }, 'unexpected error');
-        return new GraphQLError(masked.message, {
-          ...(masked instanceof GraphQLError ? { nodes: masked.nodes, path: masked.path } : {}),
-          extensions: { code: 'INTERNAL_SERVER_ERROR', requestId },
-        });
-      },
+      maskError: createErrorMask({
+        retryAfterSeconds: config.retryAfterSeconds,
+        logger: services.logger,
+        requestId: () => requestScope.getStore()?.requestId,
+      }),
     },
     logging: services.logger,
     context: async ({ request, requestId, authorization }) => {
@@ -140,14 +119,4 @@ export function createGraphQLServer(
 
 function disableIntrospection(): Plugin {
   return { onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) };
-}
-
-/**
- * Yoga attaches the JSON parser's own message (quoting the body) to "POST body sent invalid JSON.":
- * not for clients. A body that is not JSON is a 400 whatever the client accepts (GraphQL over HTTP).
- */
-function withoutOriginalError(error: Error): Error {
-  if (!(error instanceof GraphQLError) || error.extensions?.['originalError'] === undefined) return error;
-  const { originalError: _originalError, http: _http, ...extensions } = error.extensions;
-  return new GraphQLError(error.message, { nodes: error.nodes, path: error.path, extensions: { ...extensions, http: { status: 400 } } });
 }

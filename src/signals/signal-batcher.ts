@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { ValidSignal } from './signal-input.js';
 import { ingestSignals, type StoredSignal } from './signal.store.js';
 

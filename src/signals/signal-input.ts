@@ -1,5 +1,6 @@
 import { textIdProblem } from '../ids/text-id.js';
-import { DEFAULT_WEIGHTS, type SignalKind } from './signal-kind.js';
+import type { SignalKind } from '../db/schema.js';
+import { DEFAULT_WEIGHTS } from './signal-kind.js';
 
 export const MAX_ABS_WEIGHT = 1e6;
 export const MAX_ID_LENGTH = 128;

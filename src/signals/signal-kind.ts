@@ -1,7 +1,4 @@
-/** The kinds of engagement, in the order of the database enum `signal_kind`. */
-export const SIGNAL_KINDS = ['VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE'] as const;
-
-export type SignalKind = (typeof SIGNAL_KINDS)[number];
+import type { SignalKind } from '../db/schema.js';
 
 /** Weight of a signal when the client sends none: positive engagement counts up, rejection down. */
 export const DEFAULT_WEIGHTS: Readonly<Record<SignalKind, number>> = {

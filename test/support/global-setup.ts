@@ -5,8 +5,8 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { connectDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { createLogger } from '../../src/server/logger.js';
+import { migrateToLatest } from '../../src/db/migrations/migrate.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';

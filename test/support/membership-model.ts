@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import pino from 'pino';
-import type { Channel, ChannelHandlers, ListenerState } from '../../src/cache/channel-listener.js';
-import type { LeftUsersReader, MembershipDelta, MembershipSource } from '../../src/cache/membership-source.js';
-import { MembershipSync } from '../../src/cache/membership-sync.js';
+import type { Channel, ChannelHandlers, ListenerState } from '../../src/db/listen/channel-listener.js';
+import type { LeftUsersReader, MembershipDelta, MembershipSource } from '../../src/membership/cache/membership-source.js';
+import { MembershipSync } from '../../src/membership/cache/membership-sync.js';
 import type { MembershipStatus } from '../../src/db/schema.js';
 import { decodeMembershipNotification, MEMBERSHIP_CHANNEL } from '../../src/membership/membership-notification.js';
 

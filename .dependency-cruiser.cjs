@@ -1,0 +1,68 @@
+/**
+ * The layering rule (docs/architecture.md). From top to bottom; each layer imports only from the
+ * layers below it, never up, and no files import each other in a circle:
+ *   7 entry points   src/main.ts, src/cli/, bench/, scripts/
+ *   6 composition    src/app.ts
+ *   5 transports     src/server/, src/settings/
+ *   4 API            src/api/
+ *   3 capabilities   src/membership/, src/signals/, src/purge/ (no GraphQL)
+ *   2 platform       src/auth/, src/db/
+ *   1 base kit       src/graphql/, src/observability/, src/config/, src/ids/, src/time/, src/util/
+ * `npm run layers` checks it; CI fails on a new upward import.
+ */
+const ENTRY = '^(src/main\\.ts|src/cli/|bench/|scripts/)';
+const COMPOSITION = '^src/app\\.ts$';
+const TRANSPORTS = '^src/(server|settings)/';
+const API = '^src/api/';
+const CAPABILITIES = '^src/(membership|signals|purge)/';
+const PLATFORM = '^src/(auth|db)/';
+const BASE = '^src/(graphql|observability|config|ids|time|util)/';
+
+const above = {
+  [COMPOSITION]: [ENTRY],
+  [TRANSPORTS]: [ENTRY, COMPOSITION],
+  [API]: [ENTRY, COMPOSITION, TRANSPORTS],
+  [CAPABILITIES]: [ENTRY, COMPOSITION, TRANSPORTS, API],
+  [PLATFORM]: [ENTRY, COMPOSITION, TRANSPORTS, API, CAPABILITIES],
+  [BASE]: [ENTRY, COMPOSITION, TRANSPORTS, API, CAPABILITIES, PLATFORM],
+};
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'Files that import each other in a loop.', from: {}, to: { circular: true } },
+    ...Object.entries(above).map(([layer, higher]) => ({
+      name: `no-upward-import`,
+      severity: 'error',
+      comment: 'A layer imports only from the layers below it (see the header of this file).',
+      from: { path: layer },
+      to: { path: higher.map((pattern) => `(${pattern})`).join('|') },
+    })),
+    {
+      name: 'capabilities-without-graphql',
+      severity: 'error',
+      comment: 'Capabilities know nothing of GraphQL: the API maps their results and errors.',
+      from: { path: CAPABILITIES },
+      to: { path: '(^|/)node_modules/(graphql|graphql-yoga|@pothos)/' },
+    },
+    {
+      name: 'production-code-without-tests',
+      severity: 'error',
+      comment: 'Code under src/ never imports test support.',
+      from: { path: '^src/' },
+      to: { path: '^(test|test-browser)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      from: { path: '^(src|bench|scripts)/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^dist/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.json'] },
+  },
+};

@@ -1,0 +1,54 @@
+import { badUserInput } from '../graphql/errors.js';
+import type { Viewer } from '../auth/claims.js';
+
+/**
+ * Who may do what, in one place. Fields name a rule; the scope-auth plugin evaluates it before the
+ * resolver runs, so a denied request writes nothing. A service caller (a token without a user id)
+ * is never "the user themselves": it acts through its scopes only, and must name the user.
+ *
+ * | operation                                   | allowed                                   |
+ * |---------------------------------------------|-------------------------------------------|
+ * | communityLayerStatus(Changed), leave, rejoin | the user themselves, or community:admin   |
+ * | signal, signals, validateSignal             | the user themselves, or signals:write     |
+ * | communityItemAggregate, cohortItemAggregate | any authenticated caller                  |
+ * | communityContributions                      | the user themselves, or community:admin   |
+ * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
+ * | verifyCommunityAggregates                   | community:admin                           |
+ */
+export interface AuthScopes {
+  authenticated: boolean;
+  admin: boolean;
+  signalWriter: boolean;
+  /** Every listed user id is the caller's own. */
+  self: readonly string[];
+}
+
+export const rules = {
+  actOnMembership: (userId: string | null) => ({ $any: { admin: true, self: userId === null ? [] : [userId] } }),
+  sendSignals: (userIds: readonly string[]) => ({ $any: { signalWriter: true, self: userIds } }),
+  readAggregates: { authenticated: true },
+  readContributions: (userId: string) => ({ $any: { admin: true, self: [userId] } }),
+  verifyAggregates: { admin: true },
+} as const;
+
+export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string }) {
+  return {
+    authenticated: viewer !== null,
+    admin: viewer?.scopes.has(scopeNames.admin) ?? false,
+    signalWriter: viewer?.scopes.has(scopeNames.signalWriter) ?? false,
+    self: (userIds: readonly string[]) =>
+      viewer?.userId != null && userIds.length > 0 && userIds.every((id) => id === viewer.userId),
+  };
+}
+
+/** The user a membership operation is about: the argument, else the caller (null for a service caller). */
+export function targetUser(userId: string | null | undefined, viewer: Viewer | null): string | null {
+  return userId ?? viewer?.userId ?? null;
+}
+
+/** As `targetUser`, once authorized: a service caller that named nobody gets BAD_USER_INPUT. */
+export function requireTargetUser(userId: string | null | undefined, viewer: Viewer | null): string {
+  const target = targetUser(userId, viewer);
+  if (target === null) throw badUserInput('userId is required for service callers', 'userId');
+  return target;
+}

@@ -1,0 +1,32 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Viewer } from '../auth/authenticate.js';
+import type { MembershipSync } from '../membership/cache/membership-sync.js';
+import type { Database } from '../db/schema.js';
+import type { MembershipStatusFeed } from '../membership/status-feed.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { PurgeJobs } from '../purge/purge-jobs.js';
+import type { SignalBatcher } from '../signals/signal-batcher.js';
+
+/** What resolvers may use; built once per app by the composition root. */
+export interface Services {
+  db: Kysely<Database>;
+  membership: MembershipSync;
+  signals: SignalBatcher;
+  statusFeed: MembershipStatusFeed;
+  purges: PurgeJobs;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+export interface GraphQLContext {
+  services: Services;
+  /** Aborts when the client disconnects (the HTTP request's signal). */
+  signal: AbortSignal;
+  requestId: string;
+  /** The verified caller, or null (then `authProblem` says why). */
+  viewer: Viewer | null;
+  authProblem: string | null;
+  /** When the caller's token expires (ms since the epoch; null: never). Subscriptions end then. */
+  tokenExpiresAt: number | null;
+}

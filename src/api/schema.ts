@@ -1,0 +1,16 @@
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { builder } from './builder.js';
+import './scalars.js';
+import './decimal-scalar.js';
+import './membership.schema.js';
+import './signal.schema.js';
+import './aggregate.schema.js';
+import './contribution.schema.js';
+import './purge.schema.js';
+
+export const schema: GraphQLSchema = builder.toSchema();
+
+/** The checked-in schema.graphql: sorted so diffs show real changes only. */
+export function printSortedSchema(): string {
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

@@ -1,0 +1,18 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { printSortedSchema } from '../api/schema.js';
+
+/** `npm run schema` writes schema.graphql; `npm run schema:check` fails when it is stale. */
+const file = new URL('../../schema.graphql', import.meta.url);
+const printed = printSortedSchema();
+
+if (process.argv.includes('--check')) {
+  const current = await readFile(file, 'utf8').catch(() => '');
+  if (current !== printed) {
+    console.error('schema.graphql is out of date: run `npm run schema`');
+    process.exit(1);
+  }
+  console.log('schema.graphql is up to date');
+} else {
+  await writeFile(file, printed);
+  console.log('wrote schema.graphql');
+}

@@ -1,0 +1,183 @@
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { withTimeout } from '../../util/with-timeout.js';
+
+export type ListenerState = 'idle' | 'connecting' | 'listening' | 'reconnecting' | 'stopped';
+
+/** What a LISTEN session reports to whoever opened it. */
+export interface ChannelHandlers {
+  channel: string;
+  /** Payloads of one session arrive in commit order, each once. */
+  onNotification(payload: string): void;
+  /** Runs after every successful LISTEN (first connect and each reconnect), before "listening". */
+  onListening(): Promise<void>;
+  /** The session broke: notifications from now until the next LISTEN are gone. */
+  onLost(): void;
+}
+
+/** A LISTEN session as the membership sync sees it. */
+export interface Channel {
+  readonly currentState: ListenerState;
+  readonly reconnectCount: number;
+  /** Resolves once listening the first time (retrying until then). */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type OpenChannel = (handlers: ChannelHandlers) => Channel;
+
+export interface ChannelListenerOptions extends ChannelHandlers {
+  connectionString: string;
+  applicationName: string;
+  heartbeatMs: number;
+  heartbeatTimeoutMs: number;
+  backoffMinMs: number;
+  backoffMaxMs: number;
+  logger: Logger;
+  onStateChange?(state: ListenerState): void;
+}
+
+/**
+ * A LISTEN session on its own connection, outside the pool (a pooled or transaction-pooled
+ * connection would drop the subscription). Loss is detected by 'error'/'end' events and by a
+ * heartbeat with a timeout (a half-open socket raises nothing by itself); it then reconnects
+ * forever, one attempt at a time, with capped exponential backoff and full jitter.
+ */
+export class ChannelListener implements Channel {
+  private client: pg.Client | null = null;
+  private state: ListenerState = 'idle';
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private reconnects = 0;
+  private resolveStarted: (() => void) | null = null;
+
+  constructor(private readonly options: ChannelListenerOptions) {}
+
+  get currentState(): ListenerState {
+    return this.state;
+  }
+
+  get reconnectCount(): number {
+    return this.reconnects;
+  }
+
+  start(): Promise<void> {
+    return new Promise((resolve) => {
+      this.resolveStarted = resolve;
+      void this.connect();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.setState('stopped');
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.stopHeartbeat();
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.state === 'stopped') return;
+    this.setState(this.reconnects === 0 && this.attempt === 0 ? 'connecting' : 'reconnecting');
+    const client = new pg.Client({
+      connectionString: this.options.connectionString,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: this.options.heartbeatTimeoutMs,
+      application_name: this.options.applicationName,
+    });
+    // Handlers go on before anything can fail: an unhandled 'error' would crash the process.
+    client.on('error', (error) => this.lost(client, error));
+    client.on('end', () => this.lost(client, 'connection ended'));
+    client.on('notification', (message) => {
+      if (this.client === client && message.channel === this.options.channel && message.payload) {
+        this.options.onNotification(message.payload);
+      }
+    });
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${client.escapeIdentifier(this.options.channel)}`);
+      await this.options.onListening();
+      if (this.client !== client || this.isStopped()) return;
+      this.attempt = 0;
+      this.startHeartbeat(client);
+      this.setState('listening');
+    } catch (error) {
+      this.lost(client, error);
+    }
+  }
+
+  /** `cause`: the error, or a sentence when nothing failed but the session is no longer usable. */
+  private lost(client: pg.Client, cause: unknown): void {
+    if (this.client !== client) return;
+    this.client = null;
+    this.stopHeartbeat();
+    // Late errors from the dead client must not crash us; the socket is torn down hard because
+    // a half-open connection may never complete a graceful end.
+    client.removeAllListeners('notification');
+    client.on('error', () => undefined);
+    destroySocket(client);
+    if (this.state === 'stopped') return;
+    this.options.logger.warn(
+      { ...(typeof cause === 'string' ? { reason: cause } : { err: cause }), attempt: this.attempt + 1 },
+      'membership listener lost; reconnecting',
+    );
+    this.options.onLost();
+    this.setState('reconnecting');
+    const delay = this.backoff();
+    this.attempt++;
+    this.reconnects++;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      void this.connect();
+    }, delay);
+  }
+
+  private backoff(): number {
+    const { backoffMinMs, backoffMaxMs } = this.options;
+    const ceiling = Math.min(backoffMaxMs, backoffMinMs * 2 ** Math.min(this.attempt, 20));
+    return backoffMinMs + Math.random() * (ceiling - backoffMinMs);
+  }
+
+  private startHeartbeat(client: pg.Client): void {
+    this.heartbeatTimer = setInterval(() => {
+      withTimeout(
+        client.query('SELECT 1 FROM pg_listening_channels() AS c WHERE c = $1', [this.options.channel]),
+        this.options.heartbeatTimeoutMs,
+      )
+        .then((result) => {
+          if (result.rowCount !== 1) this.lost(client, 'channel no longer listened');
+        })
+        .catch((error: unknown) => this.lost(client, error));
+    }, this.options.heartbeatMs);
+    this.heartbeatTimer.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+  }
+
+  private isStopped(): boolean {
+    return this.state === 'stopped';
+  }
+
+  private setState(state: ListenerState): void {
+    if (this.state === state || this.state === 'stopped') return;
+    this.state = state;
+    this.options.logger.info({ state }, 'membership listener state');
+    this.options.onStateChange?.(state);
+    if (state === 'listening' || state === 'stopped') {
+      this.resolveStarted?.();
+      this.resolveStarted = null;
+    }
+  }
+}
+
+function destroySocket(client: pg.Client): void {
+  const connection = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection;
+  connection?.stream?.destroy();
+}
