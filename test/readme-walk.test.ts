@@ -81,6 +81,7 @@ describe("the README's first walk through GraphiQL", () => {
   it('is a valid document whose operations come in the order the README walks them', () => {
     expect(validate(schema, parse(document))).toEqual([]);
     expect(operations().map((operation) => `${operation.operation} ${operation.name?.value}`)).toEqual([
+      'subscription Watch',
       'query Before',
       'mutation Leave',
       'mutation SignalWhileLeft',
@@ -88,7 +89,6 @@ describe("the README's first walk through GraphiQL", () => {
       'mutation Rejoin',
       'mutation SignalAfterRejoin',
       'query After',
-      'subscription Watch',
     ]);
   });
 
