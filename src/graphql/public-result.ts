@@ -10,6 +10,15 @@ export function publicError(error: GraphQLError): GraphQLFormattedError {
   return Object.keys(extensions).length > 0 ? { ...formatted, extensions } : formatted;
 }
 
+/**
+ * An error answered outside Yoga (a refusal before the body is read, a graphql-sse reservation):
+ * the status and headers its `extensions.http` asks for, the body Yoga would give.
+ */
+export function errorResponse(error: GraphQLError, fallbackStatus = 500): { status: number; headers: Record<string, string>; body: string } {
+  const http = error.extensions?.['http'] as { status?: number; headers?: Record<string, string> } | undefined;
+  return { status: http?.status ?? fallbackStatus, headers: { ...http?.headers }, body: JSON.stringify({ errors: [publicError(error)] }) };
+}
+
 export function publicResult(result: ExecutionResult): ExecutionResult | { data?: unknown; errors?: GraphQLFormattedError[] } {
   return result.errors ? { ...result, errors: result.errors.map(publicError) } : result;
 }
