@@ -12,9 +12,9 @@ export interface GraphQLWebSocketOptions {
   yoga: Yoga;
   trusted: TrustedDocuments;
   /** Largest message, like the HTTP body limit. */
-  maxPayload: number;
+  bodyLimitBytes: number;
   /** Browser origins allowed besides the server's own (CORS_ORIGINS). */
-  allowedOrigins: readonly string[];
+  corsOrigins: readonly string[];
 }
 
 export interface GraphQLWebSocket {
@@ -37,7 +37,7 @@ interface RootValue {
  * masking, trusted documents and the end of subscriptions at token expiry are those of HTTP.
  */
 export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const server = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+  const server = new WebSocketServer({ noServer: true, maxPayload: options.bodyLimitBytes });
   const disposable = useServer(
     {
       execute: (args) => (args.rootValue as RootValue).execute(args) as never,
@@ -77,7 +77,7 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   );
   return {
     handleUpgrade(request, socket, head) {
-      if (!originAllowed(request, options.allowedOrigins)) {
+      if (!originAllowed(request, options.corsOrigins)) {
         socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
