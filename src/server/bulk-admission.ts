@@ -4,7 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 
 export interface BulkAdmissionOptions {
   /** A POST body longer than this is bulk (a batch of signals, say); shorter ones always enter. */
-  bulkBytes: number;
+  requestBytes: number;
   /** Bulk requests being read and decoded at once. */
   maxInProgress: number;
   /** Bulk requests waiting at the door, their bodies unread; beyond this they are refused. */
@@ -49,7 +49,7 @@ export class BulkAdmission {
 
   /** Enters now, later (when a bulk request ahead of it is decoded), or is refused. */
   admit(req: http.IncomingMessage, res: http.ServerResponse, outcome: AdmissionOutcome): void {
-    if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.bulkBytes)) return outcome.enter();
+    if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.requestBytes)) return outcome.enter();
     if (this.options.saturated()) return outcome.refuse();
     if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(res, outcome);
     if (this.waiting.length >= this.options.maxWaiting) return outcome.refuse();

@@ -13,9 +13,9 @@ export interface GraphQLWebSocketOptions {
   yoga: Yoga;
   trusted: TrustedDocuments;
   /** Largest message, like the HTTP body limit. */
-  maxPayload: number;
+  bodyLimitBytes: number;
   /** Browser origins allowed besides the server's own (CORS_ORIGINS). */
-  allowedOrigins: readonly string[];
+  corsOrigins: readonly string[];
 }
 
 export interface GraphQLWebSocket {
@@ -34,7 +34,7 @@ export interface GraphQLWebSocket {
  * are those of HTTP.
  */
 export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const server = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+  const server = new WebSocketServer({ noServer: true, maxPayload: options.bodyLimitBytes });
   const disposable = useServer(
     {
       // graphql-ws picks execute or subscribe by the operation; the prepared operation knows which it is.
@@ -56,7 +56,7 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   );
   return {
     handleUpgrade(request, socket, head) {
-      if (!originAllowed(request, options.allowedOrigins)) {
+      if (!originAllowed(request, options.corsOrigins)) {
         socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { count, group, setting } from '../setting.js';
+
+const bytes = count(1024, 64 * 1024 * 1024);
+
+export const http = group({
+  host: setting('HOST', z.string().min(1).default('127.0.0.1'), 'where the HTTP server listens'),
+  port: setting('PORT', count(0, 65_535).default(4000), 'the port it listens on (`0`: any free port)'),
+  corsOrigins: setting(
+    'CORS_ORIGINS',
+    z
+      .string()
+      .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
+      .pipe(z.array(z.url({ message: 'must be a comma-separated list of origins like https://app.example.com' })))
+      .default([]),
+    'comma-separated origins allowed to call from browsers (and to embed the settings page)',
+  ),
+  bodyLimitBytes: setting('BODY_LIMIT_BYTES', bytes.default(1024 * 1024), 'largest request body, and largest WebSocket message'),
+});
+
+/**
+ * Requests with longer bodies than `requestBytes` are bulk: at most `maxInProgress` being decoded,
+ * `maxWaiting` waiting to be, and none enters while the event loop was busier than `maxEventLoopUtilization`.
+ */
+export const bulk = group({
+  requestBytes: setting('BULK_REQUEST_BYTES', bytes.default(4096), 'a longer POST body is bulk (a batch): it passes the door below'),
+  maxInProgress: setting('BULK_REQUESTS_MAX', count(1, 10_000).default(1), 'bulk requests decoded at once'),
+  maxWaiting: setting('BULK_REQUESTS_WAITING_MAX', count(0, 100_000).default(32), 'bulk requests waiting, unread, for a place; beyond them 503 `OVERLOADED`'),
+  maxEventLoopUtilization: setting(
+    'BULK_MAX_EVENT_LOOP_UTILIZATION',
+    z.coerce.number().min(0.1).max(1).default(0.9),
+    'no bulk request enters while the event loop was busier than this over the last 50 ms',
+  ),
+});
