@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Registry } from 'prom-client';
-import { OVERLOADED_MESSAGE } from '../signals/signal-batcher.js';
+import { OVERLOADED_MESSAGE } from '../signals/errors.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { BulkAdmission } from './bulk-admission.js';
 import type { GraphQLWebSocket } from './websocket.js';

@@ -2,7 +2,8 @@ import { getOperationAST, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { retryLater } from '../graphql/errors.js';
 import type { Metrics } from '../observability/metrics.js';
-import { OVERLOADED_MESSAGE, type SignalBatcher } from '../signals/signal-batcher.js';
+import { OVERLOADED_MESSAGE } from '../signals/errors.js';
+import type { SignalBatcher } from '../signals/signal-batcher.js';
 
 const SIGNAL_FIELDS = new Set(['signal', 'signals']);
 
