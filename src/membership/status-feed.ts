@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { MembershipSync } from './cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
 import { TooManySubscriptionsError } from './errors.js';
-import { readChangedStates, type MembershipState, type WatchedVersion } from './membership.store.js';
+import { readChangedStates, type MembershipState, type WatchedVersion } from './store/changed-states.js';
 
 /** The newest leaves each state carries, so `history` with its default page needs no read of its own. */
 export const RECENT_LEAVES = 20;
