@@ -14,7 +14,7 @@ import { migrateToLatest } from './db/migrations/migrate.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import type { Services } from './api/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
-import { membershipSource } from './membership/membership.store.js';
+import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './observability/metrics.js';
 import { PurgeJobs } from './purge/purge-jobs.js';

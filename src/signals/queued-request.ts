@@ -1,0 +1,18 @@
+import type { ValidSignal } from './signal-input.js';
+import type { StoredSignal } from './signal.store.js';
+
+export interface SignalOutcome extends StoredSignal {
+  status: 'ACTIVE' | 'LEFT';
+}
+
+/** One submitted request while it waits for, and rides in, a group. */
+export interface QueuedRequest {
+  signals: readonly ValidSignal[];
+  abandoned: AbortSignal | undefined;
+  /** Per signal: the client's event id, or one generated here, kept for every attempt. */
+  eventIds: readonly string[];
+  /** Per signal: an earlier attempt whose outcome is unknown may have stored it for this request. */
+  maybeStored: boolean[];
+  resolve(outcomes: SignalOutcome[]): void;
+  reject(error: unknown): void;
+}
