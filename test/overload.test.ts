@@ -72,7 +72,7 @@ describe('load shedding', () => {
     const items = await blocker.query(`SELECT item_id FROM signal WHERE user_id = 7 ORDER BY item_id`);
     expect(items.rows.map((row) => row.item_id)).toEqual(['stalled', ...Array.from({ length: 20 }, (_, i) => `accepted-${i}`)].sort());
     expect((await blocker.query('SELECT count(*)::int AS n FROM signal')).rows[0].n - before.rows[0].n).toBe(21);
-    const metrics = await (await fetch(new URL('/metrics', app.url))).text();
+    const metrics = await (await fetch(app.metricsUrl)).text();
     expect(metrics).toMatch(/^community_signal_requests_shed_total 10$/m);
     expect(metrics).toMatch(/^community_signals_abandoned_total 1$/m);
     expect(metrics).toMatch(/^community_signal_queue_depth 0$/m);

@@ -17,6 +17,8 @@ const environmentSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   HOST: z.string().min(1).default('127.0.0.1'),
   PORT: z.coerce.number().int().min(0).max(65_535).default(4000),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65_535).default(9464),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_LISTEN_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   EMBEDDED_PG_DIR: z.string().min(1).default('.data/postgres'),
@@ -27,7 +29,8 @@ const environmentSchema = z.object({
   SIGNAL_BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   SIGNAL_QUEUE_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   DB_ACQUIRE_TIMEOUT_MS: milliseconds.default(2_000),
-  DB_STATEMENT_TIMEOUT_MS: milliseconds.default(15_000),
+  DB_STATEMENT_TIMEOUT_MS: milliseconds.default(5_000),
+  DB_QUERY_TIMEOUT_MS: milliseconds.optional(),
   DB_LOCK_TIMEOUT_MS: milliseconds.default(5_000),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: milliseconds.default(15_000),
   DB_SESSION_LIMITS: z.enum(['startup', 'server']).default('startup'),
@@ -55,6 +58,7 @@ const environmentSchema = z.object({
   AUTH_USER_ID_CLAIM: claimName.default('sub'),
   AUTH_SCOPES_CLAIM: claimName.optional(),
   AUTH_ALLOW_NO_EXP: booleanFlag.default(false),
+  AUTH_TOKEN_MAX_LIFETIME_MS: z.coerce.number().int().min(60_000).max(366 * 86_400_000).default(86_400_000),
   AUTH_JWKS_COOLDOWN_MS: z.coerce.number().int().min(1).max(3_600_000).default(30_000),
   AUTH_JWKS_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(86_400_000).default(600_000),
   AUTH_JWKS_TIMEOUT_MS: milliseconds.default(5_000),
@@ -110,6 +114,8 @@ export interface AuthConfig<Key extends AuthKeyConfig = AuthKeyConfig> {
   /** The one claim holding scopes; undefined: `scope`, `scp` and `permissions` together. */
   scopesClaim: string | undefined;
   allowNoExp: boolean;
+  /** `exp` further than this from `iat` or from now refuses the token. */
+  maxLifetimeMs: number;
   jwks: RemoteKeySetConfig;
 }
 
@@ -126,6 +132,8 @@ export interface Config {
      */
     bulk: { bytes: number; maxInProgress: number; maxWaiting: number; maxEventLoopUtilization: number };
   };
+  /** The Prometheus listener, apart from the API port. */
+  metrics: { host: string; port: number };
   /** Unset: main starts an embedded PostgreSQL in `embeddedDataDir`. May be a transaction pooler. */
   databaseUrl: string | undefined;
   /** The session connection for LISTEN, straight to the primary; unset: `databaseUrl`. */
@@ -141,6 +149,8 @@ export interface Config {
   database: {
     acquireTimeoutMs: number;
     statementTimeoutMs: number;
+    /** The client-side deadline of one statement: backs up statement_timeout when the server goes silent. */
+    queryTimeoutMs: number;
     lockTimeoutMs: number;
     idleInTransactionTimeoutMs: number;
     sessionLimits: 'startup' | 'server';
@@ -229,6 +239,9 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
   if (env.LISTENER_BACKOFF_MIN_MS > env.LISTENER_BACKOFF_MAX_MS) {
     throw new ConfigError('Invalid configuration:\n  LISTENER_BACKOFF_MIN_MS: must not exceed LISTENER_BACKOFF_MAX_MS');
   }
+  if (env.DB_QUERY_TIMEOUT_MS !== undefined && env.DB_QUERY_TIMEOUT_MS <= env.DB_STATEMENT_TIMEOUT_MS) {
+    throw new ConfigError('Invalid configuration:\n  DB_QUERY_TIMEOUT_MS: must exceed DB_STATEMENT_TIMEOUT_MS (the server cancels first; the client deadline backs it up)');
+  }
   if (env.DATABASE_LISTEN_URL && !env.DATABASE_URL) {
     throw new ConfigError('Invalid configuration:\n  DATABASE_LISTEN_URL: set only together with DATABASE_URL (the embedded database needs neither)');
   }
@@ -249,6 +262,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
       bulk: { bytes: env.BULK_REQUEST_BYTES, maxInProgress: env.BULK_REQUESTS_MAX, maxWaiting: env.BULK_REQUESTS_WAITING_MAX, maxEventLoopUtilization: env.BULK_MAX_EVENT_LOOP_UTILIZATION },
     },
+    metrics: { host: env.METRICS_HOST, port: env.METRICS_PORT },
     databaseUrl: env.DATABASE_URL,
     databaseListenUrl: env.DATABASE_LISTEN_URL,
     embeddedDataDir: env.EMBEDDED_PG_DIR,
@@ -256,6 +270,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
     database: {
       acquireTimeoutMs: env.DB_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      queryTimeoutMs: env.DB_QUERY_TIMEOUT_MS ?? env.DB_STATEMENT_TIMEOUT_MS + 1_000,
       lockTimeoutMs: env.DB_LOCK_TIMEOUT_MS,
       idleInTransactionTimeoutMs: env.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       sessionLimits: env.DB_SESSION_LIMITS,
@@ -336,6 +351,7 @@ function authConfig(env: Environment): AuthConfig {
     userIdClaim: env.AUTH_USER_ID_CLAIM,
     scopesClaim: env.AUTH_SCOPES_CLAIM,
     allowNoExp: env.AUTH_ALLOW_NO_EXP,
+    maxLifetimeMs: env.AUTH_TOKEN_MAX_LIFETIME_MS,
     jwks: { cooldownMs: env.AUTH_JWKS_COOLDOWN_MS, maxAgeMs: env.AUTH_JWKS_MAX_AGE_MS, timeoutMs: env.AUTH_JWKS_TIMEOUT_MS },
   };
 }

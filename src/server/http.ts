@@ -2,7 +2,6 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Registry } from 'prom-client';
 import { OVERLOADED_MESSAGE } from '../signals/signal-batcher.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { BulkAdmission } from './bulk-admission.js';
@@ -24,7 +23,6 @@ export interface HttpServerOptions {
   /** Bounds the bulk requests past the door; the ones it refuses get `overloaded`. */
   bulkAdmission: BulkAdmission;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
-  metrics: Registry;
   /** Extra pages (the settings page); answers true when it served the path. */
   pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
@@ -33,7 +31,7 @@ export interface HttpServerOptions {
 const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly). */
+/** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly); metrics have their own listener. */
 export function createHttpServer(options: HttpServerOptions): http.Server {
   // A client that trickles its body holds a place at the bulk door: it gets 30 s, not Node's 300.
   const server = http.createServer({ requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS }, (req, res) => {
@@ -42,7 +40,6 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     res.setHeader('x-request-id', requestId);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path === '/metrics') return void sendMetrics(res, options.metrics);
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
     if (req.method === 'GET' && path.startsWith('/settings')) {
       return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
@@ -92,12 +89,6 @@ async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; che
   );
   const checks = Object.fromEntries([...results, ['accepting', !options.isShuttingDown()]]);
   return { ok: Object.values(checks).every(Boolean), checks };
-}
-
-async function sendMetrics(res: http.ServerResponse, registry: Registry): Promise<void> {
-  const body = await registry.metrics();
-  res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
-  res.end(body);
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
