@@ -111,6 +111,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     bulkBytes: config.http.bulk.bytes,
     maxInProgress: config.http.bulk.maxInProgress,
     maxWaiting: config.http.bulk.maxWaiting,
+    maxPerAddress: config.http.bulk.maxPerAddress,
+    maxPerCredential: config.http.bulk.maxPerCredential,
+    bodyTimeoutMs: config.http.bulk.bodyTimeoutMs,
     saturated: () => services.signals.full,
     busy: () => eventLoop.utilization > config.http.bulk.maxEventLoopUtilization,
   });
@@ -120,6 +123,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
     bulkAdmission,
+    authenticator,
     overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,

@@ -72,6 +72,9 @@ const environmentSchema = z.object({
   BULK_REQUESTS_MAX: z.coerce.number().int().min(1).max(10_000).default(1),
   BULK_REQUESTS_WAITING_MAX: z.coerce.number().int().min(0).max(100_000).default(32),
   BULK_MAX_EVENT_LOOP_UTILIZATION: z.coerce.number().min(0.1).max(1).default(0.9),
+  BULK_REQUESTS_PER_ADDRESS_MAX: z.coerce.number().int().min(0).max(100_000).default(8),
+  BULK_REQUESTS_PER_CREDENTIAL_MAX: z.coerce.number().int().min(0).max(100_000).default(8),
+  BULK_BODY_TIMEOUT_MS: milliseconds.default(5_000),
   INTROSPECTION: booleanFlag.optional(),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).max(100).default(12),
   GRAPHQL_MAX_ALIASES: z.coerce.number().int().min(1).max(1000).default(30),
@@ -130,7 +133,17 @@ export interface Config {
      * Requests with longer bodies are bulk: at most `maxInProgress` being decoded, `maxWaiting`
      * waiting to be, and none enters while the event loop was busier than `maxEventLoopUtilization`.
      */
-    bulk: { bytes: number; maxInProgress: number; maxWaiting: number; maxEventLoopUtilization: number };
+    bulk: {
+      bytes: number;
+      maxInProgress: number;
+      maxWaiting: number;
+      maxEventLoopUtilization: number;
+      /** Places (in progress or waiting) one client address, or one credential, may hold; 0: no cap. */
+      maxPerAddress: number;
+      maxPerCredential: number;
+      /** How long an admitted bulk request may take to send its body (then 408). */
+      bodyTimeoutMs: number;
+    };
   };
   /** The Prometheus listener, apart from the API port. */
   metrics: { host: string; port: number };
@@ -260,7 +273,7 @@ export function loadConfig(environment: Record<string, string | undefined>): Con
       port: env.PORT,
       corsOrigins: env.CORS_ORIGINS,
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
-      bulk: { bytes: env.BULK_REQUEST_BYTES, maxInProgress: env.BULK_REQUESTS_MAX, maxWaiting: env.BULK_REQUESTS_WAITING_MAX, maxEventLoopUtilization: env.BULK_MAX_EVENT_LOOP_UTILIZATION },
+      bulk: { bytes: env.BULK_REQUEST_BYTES, maxInProgress: env.BULK_REQUESTS_MAX, maxWaiting: env.BULK_REQUESTS_WAITING_MAX, maxEventLoopUtilization: env.BULK_MAX_EVENT_LOOP_UTILIZATION, maxPerAddress: env.BULK_REQUESTS_PER_ADDRESS_MAX, maxPerCredential: env.BULK_REQUESTS_PER_CREDENTIAL_MAX, bodyTimeoutMs: env.BULK_BODY_TIMEOUT_MS },
     },
     metrics: { host: env.METRICS_HOST, port: env.METRICS_PORT },
     databaseUrl: env.DATABASE_URL,

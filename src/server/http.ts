@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { OVERLOADED_MESSAGE } from '../signals/signal-batcher.js';
 import { withTimeout } from '../util/with-timeout.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { BulkAdmission } from './bulk-admission.js';
 import type { GraphQLWebSocket } from './websocket.js';
 import { GRAPHQL_ENDPOINT, type RequestScope, type Yoga } from './yoga.js';
@@ -22,6 +23,8 @@ export interface HttpServerOptions {
   bodyLimitBytes: number;
   /** Bounds the bulk requests past the door; the ones it refuses get `overloaded`. */
   bulkAdmission: BulkAdmission;
+  /** Bulk bodies are only read for callers whose token verifies (checked from the headers alone). */
+  authenticator: Pick<Authenticator, 'authenticate'>;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
   /** Extra pages (the settings page); answers true when it served the path. */
   pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
@@ -46,13 +49,9 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
-    options.bulkAdmission.admit(req, res, {
-      enter: (decoded) => options.requestScope.run({ requestId, decoded }, () => void options.yoga(req, res, { requestId })),
-      refuse: () => {
-        options.overloaded.onRefused();
-        refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);
-      },
-    });
+    const enter = (decoded?: () => void) => options.requestScope.run({ requestId, decoded }, () => void options.yoga(req, res, { requestId }));
+    if (!options.bulkAdmission.isBulk(req)) return enter();
+    void admitBulk(req, res, requestId, options, enter);
   });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -61,6 +60,37 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   });
   return server;
+}
+
+/**
+ * A bulk body is read only for a caller whose token verifies, and only once the door lets it in:
+ * an anonymous client cannot take a place, and a slow one loses it after BULK_BODY_TIMEOUT_MS.
+ */
+async function admitBulk(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  requestId: string,
+  options: HttpServerOptions,
+  enter: (decoded?: () => void) => void,
+): Promise<void> {
+  const credential = req.headers.authorization ?? null;
+  const { viewer, problem } = await options.authenticator.authenticate(credential);
+  if (!viewer) {
+    res.setHeader('connection', 'close');
+    return sendJson(res, 401, { errors: [{ message: `Not authenticated: ${problem}.`, extensions: { code: 'UNAUTHENTICATED', requestId } }] });
+  }
+  options.bulkAdmission.admit(req, res, { address: req.socket.remoteAddress ?? '', credential: credential! }, {
+    enter,
+    refuse: () => {
+      options.overloaded.onRefused();
+      refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);
+    },
+    timeOut: () => {
+      res.setHeader('connection', 'close');
+      sendJson(res, 408, { errors: [{ message: 'The request body did not arrive in time.', extensions: { code: 'REQUEST_TIMEOUT', requestId } }] });
+      req.socket.destroySoon();
+    },
+  });
 }
 
 /** Bodies are refused before they are read: too large, or of unknown length (chunked). */
