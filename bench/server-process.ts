@@ -7,8 +7,8 @@ import { loadConfig, resolveConfig } from '../src/config/config.js';
  * clock against the database clock in the payload, so the report's trip does not count).
  */
 const config = loadConfig(process.env);
-if (!config.databaseUrl || config.auth.key.kind !== 'secret') throw new Error('needs DATABASE_URL and AUTH_JWT_SECRET');
-const app = createApp(resolveConfig(config, { databaseUrl: config.databaseUrl, authKey: config.auth.key }));
+if (!config.database.url || config.auth.key.kind !== 'secret') throw new Error('needs DATABASE_URL and AUTH_JWT_SECRET');
+const app = createApp(resolveConfig(config, { databaseUrl: config.database.url, authKey: config.auth.key }));
 app.services.membership.onChange((change, sentAtUs) => {
   const lagUs = (performance.timeOrigin + performance.now()) * 1000 - Number(sentAtUs);
   process.send?.({ version: String(change.version), lagUs });

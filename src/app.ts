@@ -64,15 +64,15 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
   const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
-  const database = connectDatabase({ url: config.databaseUrl, poolMax: config.poolMax, logger, limits: config.database });
+  const database = connectDatabase({ url: config.database.url, poolMax: config.database.poolMax, logger, limits: config.database });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
     logger,
-    resyncMs: config.listener.resyncMs,
+    ...config.cache,
     // A session connection of its own for LISTEN (never a transaction pooler).
     openChannel: (handlers) =>
       new ChannelListener({
-        connectionString: config.databaseListenUrl,
+        connectionString: config.database.listenUrl,
         applicationName: `community-layer listener ${instanceId}`,
         ...config.listener,
         logger,
@@ -85,14 +85,12 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     logger,
     metrics,
     isLeft: (userId) => membership.cache.isLeft(userId),
-    maxBatchSize: config.signalBatch.maxSize,
-    concurrency: config.signalBatch.concurrency,
-    maxQueued: config.signalBatch.maxQueued,
+    ...config.signals,
   });
   const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
   metrics.observeSubscriptions(statusFeed);
   // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
-  const purgeDatabase = connectDatabase({ url: config.databaseUrl, poolMax: 1, logger, limits: config.database });
+  const purgeDatabase = connectDatabase({ url: config.database.url, poolMax: 1, logger, limits: config.database });
   const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
@@ -102,20 +100,15 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const webSocket = createGraphQLWebSocket({
     yoga,
     trusted,
-    maxPayload: config.http.bodyLimitBytes,
-    allowedOrigins: config.http.corsOrigins,
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    corsOrigins: config.http.corsOrigins,
   });
   let shuttingDown = false;
   const eventLoop = new EventLoopLoad();
   const bulkAdmission = new BulkAdmission({
-    bulkBytes: config.http.bulk.bytes,
-    maxInProgress: config.http.bulk.maxInProgress,
-    maxWaiting: config.http.bulk.maxWaiting,
-    maxPerAddress: config.http.bulk.maxPerAddress,
-    maxPerCredential: config.http.bulk.maxPerCredential,
-    bodyTimeoutMs: config.http.bulk.bodyTimeoutMs,
+    ...config.bulk,
     saturated: () => services.signals.full,
-    busy: () => eventLoop.utilization > config.http.bulk.maxEventLoopUtilization,
+    busy: () => eventLoop.utilization > config.bulk.maxEventLoopUtilization,
   });
   metrics.observeBulkRequests(bulkAdmission);
   const server = createHttpServer({
@@ -144,7 +137,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
    * and the lock would leak. Migrations therefore use a short-lived session on the listen URL.
    */
   const migrateOverSession = async (): Promise<string[]> => {
-    const session = connectDatabase({ url: config.databaseListenUrl, poolMax: 1, logger });
+    const session = connectDatabase({ url: config.database.listenUrl, poolMax: 1, logger });
     try {
       return await migrateToLatest(session.db);
     } finally {
@@ -168,7 +161,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
         if (options.membershipSync !== false) {
           await checkListenSession({
-            connectionString: config.databaseListenUrl,
+            connectionString: config.database.listenUrl,
             applicationName: `community-layer listen check ${instanceId}`,
             timeoutMs: config.listener.heartbeatTimeoutMs,
             notify: async (channel, payload) => void (await sql`SELECT pg_notify(${channel}, ${payload})`.execute(database.db)),
@@ -190,13 +183,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     async stop() {
       shuttingDown = true;
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
-      await delay(config.shutdownGraceMs);
+      await delay(config.shutdown.graceMs);
       statusFeed.close();
       purges.closeStreams();
       await webSocket.close();
-      await drain(server, config.shutdownTimeoutMs);
+      await drain(server, config.shutdown.timeoutMs);
       // Scraped until the API has drained: the last requests still count.
-      await drain(metricsServer, config.shutdownTimeoutMs);
+      await drain(metricsServer, config.shutdown.timeoutMs);
       await signals.drained();
       await purges.stop();
       await purgeDatabase.close();

@@ -22,10 +22,10 @@ async function main(): Promise<void> {
     },
     stopNow: stopEmbedded,
   });
-  if (!config.databaseUrl) {
-    logger.info({ dataDir: config.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
+  if (!config.database.url) {
+    logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
     embedded = startEmbeddedPostgres({
-      dataDir: config.embeddedDataDir,
+      dataDir: config.database.embeddedDataDir,
       database: 'community_layer',
       persistent: true,
       log: (message) => logger.debug({ postgres: message.trim() }),
@@ -39,10 +39,10 @@ async function main(): Promise<void> {
     );
   }
   if (stop.requested) return;
-  const authKey = await resolveAuthKey(config.auth, config.embeddedDataDir);
+  const authKey = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
   const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
   app = createApp(
-    resolveConfig(config, { databaseUrl: config.databaseUrl ?? database!.url, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
+    resolveConfig(config, { databaseUrl: config.database.url ?? database!.url, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
     { logger },
   );
   try {

@@ -1,4 +1,5 @@
-import { GraphQLError, Kind } from 'graphql';
+import { Kind } from 'graphql';
+import { badUserInput } from '../graphql/errors.js';
 import { builder } from './builder.js';
 
 /** Canonical decimals: no "+", no leading zeros, no trailing fraction zeros, no exponent; "-0" is "0". */
@@ -6,7 +7,7 @@ const CANONICAL_DECIMAL = /^(0|-?(0\.\d*[1-9]|[1-9]\d*(\.\d*[1-9])?))$/;
 
 function parseDecimal(value: unknown): string {
   if (typeof value !== 'string' || !CANONICAL_DECIMAL.test(value)) {
-    throw new GraphQLError('Decimal must be a canonical decimal string, like "-12.5"', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw badUserInput('Decimal must be a canonical decimal string, like "-12.5"');
   }
   return value;
 }

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { maskError } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { isTransientDatabaseError } from '../db/database-errors.js';
-import { retryLater } from '../graphql/errors.js';
+import { overloaded, retryLater } from '../graphql/errors.js';
 import { TooManySubscriptionsError } from '../membership/errors.js';
 import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge.store.js';
 import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
@@ -10,24 +10,20 @@ import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
 /**
  * The one mapping from what capabilities and the database throw to what clients see: a GraphQL
  * error with a stable `extensions.code` and, through `extensions.http`, the HTTP status and
- * Retry-After. Anything unknown is a masked INTERNAL_SERVER_ERROR whose detail (SQL, driver text,
- * stack) goes only to the log, under the request id.
+ * Retry-After (from config). Anything unknown is a masked INTERNAL_SERVER_ERROR whose detail (SQL,
+ * driver text, stack) goes only to the log, under the request id.
  */
 export function domainError(error: unknown, options: { retryAfterSeconds: number; requestId?: string | undefined; logger: Logger }): GraphQLError | null {
   const { retryAfterSeconds, requestId } = options;
   if (error instanceof AbandonedError) {
     return new GraphQLError('The client disconnected before the signals were written.', { extensions: { code: 'CLIENT_CLOSED_REQUEST' } });
   }
-  if (error instanceof OverloadedError) return retryLater('OVERLOADED', error.message, retryAfterSeconds, requestId);
+  if (error instanceof OverloadedError) return overloaded(retryAfterSeconds, requestId);
   if (error instanceof TooManySubscriptionsError) {
-    const status = error.limit === 'perInstance' ? 503 : 429;
-    return new GraphQLError(error.message, {
-      extensions: {
-        code: 'TOO_MANY_SUBSCRIPTIONS',
-        limit: error.limit,
-        max: error.max,
-        http: { status, headers: { 'retry-after': String(retryAfterSeconds) } },
-      },
+    return retryLater('TOO_MANY_SUBSCRIPTIONS', error.message, {
+      retryAfterSeconds,
+      status: error.limit === 'perInstance' ? 503 : 429,
+      details: { limit: error.limit, max: error.max },
     });
   }
   const code = (error as { code?: unknown } | null)?.code;
@@ -41,7 +37,7 @@ export function domainError(error: unknown, options: { retryAfterSeconds: number
   }
   if (isTransientDatabaseError(error)) {
     options.logger.warn({ err: error, requestId }, 'database unavailable');
-    return retryLater('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', retryAfterSeconds, requestId);
+    return retryLater('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', { retryAfterSeconds, requestId });
   }
   return null;
 }

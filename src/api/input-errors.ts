@@ -1,5 +1,6 @@
 import { GraphQLError, Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { badUserInput } from '../graphql/errors.js';
 import { ScalarInputError } from './scalars.js';
 
 /**
@@ -34,10 +35,7 @@ export function useInputErrorCodes(): Plugin {
             if (!isScalarInputError(error)) return error;
             const argument = error.nodes?.map((node: ASTNode) => names.get(node)).find(Boolean);
             if (!argument) return error;
-            return new GraphQLError(`Invalid value for argument "${argument}": ${error.message}`, {
-              nodes: error.nodes,
-              extensions: { code: 'BAD_USER_INPUT', argument },
-            });
+            return badUserInput(`Invalid value for argument "${argument}": ${error.message}`, argument, error.nodes);
           }),
         );
       },

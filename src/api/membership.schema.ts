@@ -15,7 +15,7 @@ import {
   type MembershipState,
   type MembershipWrite,
 } from '../membership/membership.store.js';
-import { RECENT_LEAVES } from '../membership/status-feed.js';
+import { RECENT_LEAVES } from '../membership/status-reads.js';
 
 const MAX_HISTORY_PAGE = 100;
 const INT8_MAX = 2n ** 63n - 1n;

@@ -7,16 +7,16 @@ import { migrateToLatest } from '../db/migrations/migrate.js';
 /** `npm run migrate`: apply pending migrations and exit. */
 const config = loadConfig(process.env);
 const logger = createLogger(config);
-const embedded = config.databaseUrl
+const embedded = config.database.url
   ? null
-  : await startEmbeddedPostgres({ dataDir: config.embeddedDataDir, database: 'community_layer', persistent: true, log: () => undefined }).catch(
+  : await startEmbeddedPostgres({ dataDir: config.database.embeddedDataDir, database: 'community_layer', persistent: true, log: () => undefined }).catch(
       (error: unknown) => {
         if (!(error instanceof EmbeddedStartError)) throw error;
         console.error(error.message);
         process.exit(1);
       },
     );
-const database = connectDatabase({ url: config.databaseUrl ?? embedded!.url, poolMax: 2, logger });
+const database = connectDatabase({ url: config.database.url ?? embedded!.url, poolMax: 2, logger });
 try {
   const applied = await migrateToLatest(database.db);
   logger.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');

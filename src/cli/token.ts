@@ -12,7 +12,7 @@ if (!values.sub || !isU64(values.sub)) {
   process.exit(2);
 }
 const config = loadConfig(process.env);
-const key = await resolveAuthKey(config.auth, config.embeddedDataDir);
+const key = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
 if (key.kind !== 'secret') {
   console.error('A public key or an identity provider is configured: tokens come from the identity provider that holds the private key');
   process.exit(2);

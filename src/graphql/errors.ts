@@ -1,7 +1,14 @@
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type ASTNode } from 'graphql';
 
-export function badUserInput(message: string, argument?: string): GraphQLError {
+/**
+ * The builders of every error clients see, by kind. `extensions.code` is the stable part; Yoga
+ * turns `extensions.http` into the HTTP status and headers and leaves it out of the body (the
+ * other transports drop it too, see publicError).
+ */
+
+export function badUserInput(message: string, argument?: string, nodes?: readonly ASTNode[]): GraphQLError {
   return new GraphQLError(message, {
+    ...(nodes ? { nodes } : {}),
     extensions: argument ? { code: 'BAD_USER_INPUT', argument } : { code: 'BAD_USER_INPUT' },
   });
 }
@@ -14,18 +21,37 @@ export function forbidden(): GraphQLError {
   return new GraphQLError('Not allowed for this caller.', { extensions: { code: 'FORBIDDEN' } });
 }
 
+export type RetryCode = 'SERVICE_UNAVAILABLE' | 'OVERLOADED' | 'TOO_MANY_SUBSCRIPTIONS';
+
+export interface RetryLaterOptions {
+  retryAfterSeconds: number;
+  /** 503 unless told (429: this caller asks too much, not the server being short). */
+  status?: 429 | 503;
+  requestId?: string | undefined;
+  /** More extensions that say which limit was hit. */
+  details?: Record<string, unknown>;
+}
+
 /**
- * A retryable refusal: HTTP 503 with Retry-After (Yoga turns `extensions.http` into the status and
- * headers and leaves it out of the body). `code` tells why: SERVICE_UNAVAILABLE (the database) or
- * OVERLOADED (this instance's queue is full).
+ * A retryable refusal: HTTP 503 (or 429) with Retry-After, also given as
+ * `extensions.retryAfterSeconds` for transports without headers (WebSocket, SSE events). `code`
+ * tells why: SERVICE_UNAVAILABLE (the database), OVERLOADED (this instance's queue is full),
+ * TOO_MANY_SUBSCRIPTIONS (a subscription cap).
  */
-export function retryLater(code: 'SERVICE_UNAVAILABLE' | 'OVERLOADED', message: string, retryAfterSeconds: number, requestId?: string): GraphQLError {
+export function retryLater(code: RetryCode, message: string, options: RetryLaterOptions): GraphQLError {
+  const { retryAfterSeconds, status = 503, requestId, details } = options;
   return new GraphQLError(message, {
     extensions: {
       code,
+      ...details,
       retryAfterSeconds,
       ...(requestId ? { requestId } : {}),
-      http: { status: 503, headers: { 'retry-after': String(retryAfterSeconds) } },
+      http: { status, headers: { 'retry-after': String(retryAfterSeconds) } },
     },
   });
+}
+
+/** The one OVERLOADED answer: the signal queue (or the bulk door before it) is full. */
+export function overloaded(retryAfterSeconds: number, requestId?: string): GraphQLError {
+  return retryLater('OVERLOADED', 'Too many signals are waiting to be written; retry shortly.', { retryAfterSeconds, requestId });
 }

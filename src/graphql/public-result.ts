@@ -1,4 +1,5 @@
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
+import { heldStream, relay } from '../util/held-stream.js';
 
 /**
  * Errors as clients see them on transports outside Yoga's HTTP responses (graphql-ws,
@@ -8,6 +9,15 @@ export function publicError(error: GraphQLError): GraphQLFormattedError {
   const { http: _http, ...extensions } = error.extensions ?? {};
   const { extensions: _all, ...formatted } = error.toJSON();
   return Object.keys(extensions).length > 0 ? { ...formatted, extensions } : formatted;
+}
+
+/**
+ * An error answered outside Yoga (a refusal before the body is read, a graphql-sse reservation):
+ * the status and headers its `extensions.http` asks for, the body Yoga would give.
+ */
+export function errorResponse(error: GraphQLError, fallbackStatus = 500): { status: number; headers: Record<string, string>; body: string } {
+  const http = error.extensions?.['http'] as { status?: number; headers?: Record<string, string> } | undefined;
+  return { status: http?.status ?? fallbackStatus, headers: { ...http?.headers }, body: JSON.stringify({ errors: [publicError(error)] }) };
 }
 
 export function publicResult(result: ExecutionResult): ExecutionResult | { data?: unknown; errors?: GraphQLFormattedError[] } {
@@ -24,33 +34,19 @@ export async function streamErrorsAsResults<T>(result: T | Promise<T>): Promise<
   return endWithError(settled as AsyncIterable<ExecutionResult>);
 }
 
-/** Not an async generator: its return() must reach the source at once, even while a next() waits. */
+/** The source's values, then its error as a last result; return() and throw() reach the source at once. */
 export function endWithError(source: AsyncIterable<ExecutionResult>): AsyncIterableIterator<ExecutionResult> {
   const iterator = source[Symbol.asyncIterator]();
-  let failed = false;
-  return {
-    async next() {
-      if (failed) return { done: true, value: undefined };
+  return heldStream<ExecutionResult>(
+    async (push, stop) => {
       try {
-        return await iterator.next();
+        await relay(iterator, push, stop);
       } catch (error) {
-        failed = true;
-        return { done: false, value: { errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')] } };
+        // Stopping after a push still hands the pushed result over, then completes.
+        void push({ errors: [error instanceof GraphQLError ? error : new GraphQLError('Unexpected error.')] });
+        stop();
       }
     },
-    async return() {
-      failed = true;
-      await iterator.return?.();
-      return { done: true, value: undefined };
-    },
-    // graphql-sse ends an operation only through an iterator that also has throw().
-    async throw(error: unknown) {
-      failed = true;
-      await iterator.return?.();
-      throw error;
-    },
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-  };
+    () => void iterator.return?.(),
+  );
 }

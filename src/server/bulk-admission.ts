@@ -2,7 +2,7 @@ import type http from 'node:http';
 
 export interface BulkAdmissionOptions {
   /** A POST body longer than this is bulk (a batch of signals, say); shorter ones always enter. */
-  bulkBytes: number;
+  requestBytes: number;
   /** Bulk requests being read and decoded at once. */
   maxInProgress: number;
   /** Bulk requests waiting at the door, their bodies unread; beyond this they are refused. */
@@ -70,9 +70,9 @@ export class BulkAdmission {
     return this.inProgress;
   }
 
-  /** Bulk: a POST whose declared body is over `bulkBytes`. */
+  /** Bulk: a POST whose declared body is over `requestBytes`. */
   isBulk(req: http.IncomingMessage): boolean {
-    return req.method === 'POST' && Number(req.headers['content-length']) > this.options.bulkBytes;
+    return req.method === 'POST' && Number(req.headers['content-length']) > this.options.requestBytes;
   }
 
   /** Enters now, later (when a bulk request ahead of it is decoded), or is refused. */

@@ -2,7 +2,8 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { OVERLOADED_MESSAGE } from '../signals/signal-batcher.js';
+import { overloaded } from '../graphql/errors.js';
+import { errorResponse } from '../graphql/public-result.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { BulkAdmission } from './bulk-admission.js';
@@ -104,10 +105,11 @@ function bodyRefusal(req: http.IncomingMessage, limit: number): { status: number
   return null;
 }
 
-/** The same answer the GraphQL layer gives when the signal queue is full (see retryLater). */
+/** The same answer the GraphQL layer gives when the signal queue is full, before Yoga sees the request. */
 function refuseOverloaded(res: http.ServerResponse, retryAfterSeconds: number, requestId: string): void {
-  res.setHeader('retry-after', String(retryAfterSeconds));
-  sendJson(res, 503, { errors: [{ message: OVERLOADED_MESSAGE, extensions: { code: 'OVERLOADED', retryAfterSeconds, requestId } }] });
+  const { status, headers, body } = errorResponse(overloaded(retryAfterSeconds, requestId));
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(body);
 }
 
 const PROBE_TIMEOUT_MS = 2_000;

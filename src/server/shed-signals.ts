@@ -1,8 +1,8 @@
 import { getOperationAST, Kind } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { retryLater } from '../graphql/errors.js';
+import { overloaded } from '../graphql/errors.js';
 import type { Metrics } from '../observability/metrics.js';
-import { OVERLOADED_MESSAGE, type SignalBatcher } from '../signals/signal-batcher.js';
+import type { SignalBatcher } from '../signals/signal-batcher.js';
 
 const SIGNAL_FIELDS = new Set(['signal', 'signals']);
 
@@ -22,7 +22,7 @@ export function useSignalShedding(batcher: SignalBatcher, metrics: Metrics, retr
       );
       if (!sendsSignals) return;
       metrics.shedRequests.inc();
-      setResultAndStopExecution({ errors: [retryLater('OVERLOADED', OVERLOADED_MESSAGE, retryAfterSeconds)] });
+      setResultAndStopExecution({ errors: [overloaded(retryAfterSeconds)] });
     },
   };
 }

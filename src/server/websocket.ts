@@ -1,20 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer } from 'ws';
-import { publicError, publicResult, streamErrorsAsResults } from '../graphql/public-result.js';
+import { publicError, publicResult } from '../graphql/public-result.js';
 import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
+import { prepareOperation, type PreparedOperation } from './prepared-operation.js';
 import type { Yoga } from './yoga.js';
 
 export interface GraphQLWebSocketOptions {
   yoga: Yoga;
   trusted: TrustedDocuments;
   /** Largest message, like the HTTP body limit. */
-  maxPayload: number;
+  bodyLimitBytes: number;
   /** Browser origins allowed besides the server's own (CORS_ORIGINS). */
-  allowedOrigins: readonly string[];
+  corsOrigins: readonly string[];
 }
 
 export interface GraphQLWebSocket {
@@ -24,51 +25,29 @@ export interface GraphQLWebSocket {
   close(): Promise<void>;
 }
 
-interface RootValue {
-  execute(args: ExecutionArgs): unknown;
-  subscribe(args: ExecutionArgs): unknown;
-}
-
 /**
  * graphql-ws (the `graphql-transport-ws` protocol that Apollo Client and urql speak) on the same
  * port and path as HTTP. The bearer token travels in `connectionParams.authorization`
  * ("Bearer <jwt>"), checked by the same Authenticator for every operation; each operation goes
- * through Yoga's parse, validate, context, execute and subscribe, so limits, authorization, error
- * masking, trusted documents and the end of subscriptions at token expiry are those of HTTP.
+ * through prepareOperation (Yoga's parse, validate, context, execute and subscribe), so limits,
+ * authorization, error masking, trusted documents and the end of subscriptions at token expiry
+ * are those of HTTP.
  */
 export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const server = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+  const server = new WebSocketServer({ noServer: true, maxPayload: options.bodyLimitBytes });
   const disposable = useServer(
     {
-      execute: (args) => (args.rootValue as RootValue).execute(args) as never,
-      subscribe: (args) => streamErrorsAsResults((args.rootValue as RootValue).subscribe(args)) as never,
+      // graphql-ws picks execute or subscribe by the operation; the prepared operation knows which it is.
+      execute: (args) => (args.rootValue as PreparedOperation).run() as never,
+      subscribe: (args) => (args.rootValue as PreparedOperation).run() as never,
       onSubscribe: async (context, _id, payload) => {
-        const resolved = options.trusted.resolve(payload);
-        if (resolved instanceof GraphQLError) return [resolved];
         const authorization = context.connectionParams?.['authorization'];
         // No `request`: Yoga's HTTP-only checks (mutations over GET) must not apply to a socket.
-        const enveloped = options.yoga.getEnveloped({
-          params: { ...payload, query: resolved.query },
+        const prepared = await prepareOperation(options.yoga, options.trusted, payload, {
           requestId: randomUUID(),
           authorization: typeof authorization === 'string' ? authorization : null,
-        } as never);
-        let document: DocumentNode;
-        try {
-          document = enveloped.parse(resolved.query);
-        } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError('The document could not be parsed.')];
-        }
-        const errors = enveloped.validate(enveloped.schema, document);
-        if (errors.length > 0) return errors;
-        const rootValue: RootValue = { execute: enveloped.execute, subscribe: enveloped.subscribe };
-        return {
-          schema: enveloped.schema,
-          document,
-          operationName: payload.operationName ?? null,
-          variableValues: payload.variables ?? null,
-          contextValue: await enveloped.contextFactory(),
-          rootValue,
-        };
+        });
+        return 'errors' in prepared ? prepared.errors : { ...prepared.args, rootValue: prepared };
       },
       onNext: (_context, _id, _payload, _args, result) => publicResult(result as ExecutionResult) as never,
       onError: (_context, _id, _payload, errors) => errors.map(publicError),
@@ -77,7 +56,7 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   );
   return {
     handleUpgrade(request, socket, head) {
-      if (!originAllowed(request, options.allowedOrigins)) {
+      if (!originAllowed(request, options.corsOrigins)) {
         socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }

@@ -11,14 +11,12 @@ export interface SignalOutcome extends StoredSignal {
   status: 'ACTIVE' | 'LEFT';
 }
 
-/** The queue is full: the request is refused at once (HTTP 503 OVERLOADED) instead of waiting. */
-export const OVERLOADED_MESSAGE = 'Too many signals are waiting to be written; retry shortly.';
-
+/** The queue is full: the request is refused at once (the API answers 503 OVERLOADED) instead of waiting. */
 export class OverloadedError extends Error {
   override name = 'OverloadedError';
 
   constructor() {
-    super(OVERLOADED_MESSAGE);
+    super('The signal queue is full.');
   }
 }
 

@@ -7,7 +7,7 @@ import { connectDatabase } from '../../src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { migrateToLatest } from '../../src/db/migrations/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
+import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 
@@ -28,6 +28,7 @@ let pgbouncer: PgBouncer | null = null;
  * template database that every test file clones: a fresh database per file in milliseconds.
  */
 export async function setup(project: TestProject): Promise<void> {
+  requirePrerequisites();
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
     dataParent = await mkdtemp(path.join(tmpdir(), 'community-layer-test-'));
@@ -48,6 +49,20 @@ export async function setup(project: TestProject): Promise<void> {
     throw error;
   });
   project.provide('pooledAdminDatabaseUrl', pgbouncer.pooled(adminUrl));
+}
+
+/**
+ * Before anything starts, what the run needs from the machine. A missing one ends the run with its
+ * paragraph alone: thrown, it would come after vitest's "No test files found" and an error banner.
+ */
+function requirePrerequisites(): void {
+  try {
+    pgbouncerBinary();
+  } catch (error) {
+    if (!(error instanceof MissingPrerequisite)) throw error;
+    process.stderr.write(`\n${error.stack}\n\n`);
+    process.exit(1);
+  }
 }
 
 export async function teardown(): Promise<void> {

@@ -15,20 +15,38 @@ export interface PgBouncer {
 
 const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'];
 
+/** Something the test run needs is not on this machine: said in one paragraph, without a stack trace. */
+export class MissingPrerequisite extends Error {
+  override name = 'Missing test prerequisite';
+
+  constructor(message: string) {
+    super(message);
+    // Vitest prints a setup error's stack; this one's cause is the machine, not a line of code.
+    this.stack = `${this.name}: ${message}`;
+  }
+}
+
 /**
  * Server connections per database and user: fewer than the clients the tests open, so clients
  * really share server sessions (what would leak session state or a prepared statement).
  */
 export const PGBOUNCER_POOL_SIZE = 6;
 
-export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
+/** Where PgBouncer is installed; refuses, saying how to install it, when it is not. */
+export function pgbouncerBinary(): string {
   const binary = CANDIDATES.find((candidate) => existsSync(candidate));
   if (!binary) {
-    throw new Error(
-      'pgbouncer is not installed: the boundary and cluster tests also run through a real PgBouncer in transaction mode. ' +
-        'Install it with `apt-get install pgbouncer` (Debian/Ubuntu; .ci/run does this), then run the tests again.',
+    throw new MissingPrerequisite(
+      `pgbouncer is not installed (looked for ${CANDIDATES.join(', ')}). npm test needs it: the boundary, cluster-cache ` +
+        'and transaction-pooling tests also run through a real PgBouncer in transaction mode. Install it with ' +
+        '`sudo apt-get install pgbouncer` (Debian/Ubuntu; .ci/run does this when it is missing), then run npm test again.',
     );
   }
+  return binary;
+}
+
+export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
+  const binary = pgbouncerBinary();
   const upstream = new URL(directUrl);
   const user = decodeURIComponent(upstream.username);
   const password = decodeURIComponent(upstream.password);

@@ -1,0 +1,25 @@
+import type { AuthConfig, VerificationKeyConfig } from './groups/auth.js';
+import type { Config } from './schema.js';
+
+/**
+ * What `createApp` runs on: the configuration with its resources resolved (a database to connect
+ * to, a key to verify tokens with), so an app can never start half-configured.
+ */
+export type AppConfig = Omit<Config, 'database' | 'auth'> & {
+  database: Config['database'] & { url: string; listenUrl: string };
+  auth: AuthConfig<VerificationKeyConfig>;
+  /** Pre-filled in GraphiQL; only ever set in development, when the secret was generated locally. */
+  developmentToken: string | null;
+};
+
+export function resolveConfig(
+  config: Config,
+  resources: { databaseUrl: string; authKey: VerificationKeyConfig; developmentToken?: string },
+): AppConfig {
+  return {
+    ...config,
+    database: { ...config.database, url: resources.databaseUrl, listenUrl: config.database.listenUrl ?? resources.databaseUrl },
+    auth: { ...config.auth, key: resources.authKey },
+    developmentToken: resources.developmentToken ?? null,
+  };
+}

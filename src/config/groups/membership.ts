@@ -1,0 +1,26 @@
+import { count, group, milliseconds, setting } from '../setting.js';
+
+/** The LISTEN session that keeps every instance's membership cache in step. */
+export const listener = group({
+    heartbeatMs: setting('LISTENER_HEARTBEAT_MS', milliseconds.default(10_000), 'heartbeat period of the listener connection'),
+    heartbeatTimeoutMs: setting('LISTENER_HEARTBEAT_TIMEOUT_MS', milliseconds.default(5_000), 'heartbeat (and connect) timeout'),
+    backoffMinMs: setting('LISTENER_BACKOFF_MIN_MS', milliseconds.default(100), 'first reconnect delay (backoff is exponential, with full jitter)'),
+    backoffMaxMs: setting('LISTENER_BACKOFF_MAX_MS', milliseconds.default(10_000), 'longest reconnect delay'),
+  },
+  (settings) =>
+    settings.superRefine((listener, ctx) => {
+      if (listener.backoffMinMs > listener.backoffMaxMs) {
+        ctx.addIssue({ code: 'custom', path: ['backoffMinMs'], message: 'must not exceed LISTENER_BACKOFF_MAX_MS' });
+      }
+    }),
+);
+
+export const cache = group({
+  resyncMs: setting('CACHE_RESYNC_MS', milliseconds.default(60_000), 'period of the backstop resync of the membership cache'),
+});
+
+/** Caps on `communityLayerStatusChanged` streams, per watched user and per instance. */
+export const subscriptions = group({
+  perUser: setting('SUBSCRIPTIONS_PER_USER_MAX', count(1, 1000).default(8), '`communityLayerStatusChanged` streams watching one user, per instance'),
+  perInstance: setting('SUBSCRIPTIONS_MAX', count(1, 1_000_000).default(10_000), '`communityLayerStatusChanged` streams per instance'),
+});

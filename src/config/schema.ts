@@ -1,0 +1,57 @@
+import type { z } from 'zod';
+import { auth, authInProduction } from './groups/auth.js';
+import { database, databaseInProduction } from './groups/database.js';
+import { graphql, requestBudget } from './groups/graphql.js';
+import { bulk, http, metrics } from './groups/http.js';
+import { cache, listener, subscriptions } from './groups/membership.js';
+import { purge } from './groups/purge.js';
+import { serviceSettings, shutdown } from './groups/service.js';
+import { signals } from './groups/signals.js';
+import { group } from './setting.js';
+
+/**
+ * The whole configuration: the service's settings at the top, every other group under its key. A new
+ * setting is one `setting(…)` line in its group; a new group is a file in groups/ and a line here.
+ * Rules that need NODE_ENV and what production changes are here; each group keeps its own rules.
+ */
+export const configuration = group(
+  {
+    ...serviceSettings,
+    http: http.schema,
+    bulk: bulk.schema,
+    metrics: metrics.schema,
+    database: database.schema,
+    graphql: graphql.schema,
+    requestBudget: requestBudget.schema,
+    signals: signals.schema,
+    listener: listener.schema,
+    cache: cache.schema,
+    subscriptions: subscriptions.schema,
+    purge: purge.schema,
+    shutdown: shutdown.schema,
+    auth: auth.schema,
+  },
+  (settings) =>
+    settings
+      .superRefine((config, ctx) => {
+        if (config.env !== 'production') return;
+        databaseInProduction(config.database, ctx);
+        authInProduction(config.auth, ctx);
+      })
+      .transform(({ graphql, ...config }) => {
+        const development = config.env !== 'production';
+        return {
+          ...config,
+          graphql: {
+            ...graphql,
+            graphiql: graphql.graphiql ?? development,
+            introspection: graphql.introspection ?? development,
+            /** Production hides "did you mean" field suggestions from clients. */
+            fieldSuggestions: development,
+          },
+        };
+      }),
+);
+
+/** The configuration every module receives, inferred from the settings. */
+export interface Config extends z.output<typeof configuration.schema> {}
