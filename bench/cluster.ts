@@ -60,7 +60,7 @@ export async function startCluster(): Promise<Cluster> {
       return withDatabase(embedded.url, name);
     },
     async startApp(databaseUrl, options = {}) {
-      const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent' });
+      const config = loadConfig({ NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent' });
       const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: SECRET } }), options);
       apps.add(app);
       await app.start();

@@ -50,7 +50,7 @@ export async function startServerProcesses(options: ProcessOptions): Promise<Ser
       const child = spawn(process.execPath, [...(options.execArgv ?? []), '--import', 'tsx', path.join(ROOT, options.entry)], {
         cwd: ROOT,
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-        env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...options.environment },
+        env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: '0', ...options.environment },
       });
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => chunk.split('\n').filter(Boolean).forEach((line) => options.log?.(line)));
       children.push(child);

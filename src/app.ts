@@ -12,6 +12,7 @@ import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrations/migrate.js';
 import { checkSessionLimits } from './db/session-limits.js';
+import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
 import { membershipSource } from './membership/store/cache-source.js';
@@ -21,10 +22,11 @@ import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
 import { EventLoopLoad } from './server/event-loop-load.js';
 import { createHttpServer } from './server/http.js';
+import { createMetricsServer } from './server/metrics-server.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './observability/logger.js';
 import { createGraphQLWebSocket } from './server/websocket.js';
-import { createGraphQLServer, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
+import { createGraphQLServer, GRAPHQL_ENDPOINT, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
 import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { projectRoot } from './util/project-root.js';
@@ -36,6 +38,8 @@ export interface App {
   stop(): Promise<void>;
   /** The GraphQL endpoint, once started. */
   readonly url: string;
+  /** Where Prometheus scrapes, once started (its own listener: METRICS_HOST, METRICS_PORT). */
+  readonly metricsUrl: string;
   readonly services: Services;
   /** Distinguishes instances in logs and in pg_stat_activity.application_name. */
   readonly instanceId: string;
@@ -112,18 +116,20 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
     bulkAdmission,
+    authenticator,
     overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
-    metrics: metrics.registry,
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [
-      { name: 'database', check: async () => (await sql`SELECT 1`.execute(database.db), true) },
+      { name: 'database', check: () => acceptsWrites(database.db) },
       { name: 'membershipCache', check: async () => membership.inSync },
       { name: 'authKeys', check: async () => keys.loaded },
     ],
   });
+  const metricsServer = createMetricsServer(metrics.registry);
   let url = '';
+  let metricsUrl = '';
 
   /**
    * Kysely's migration lock is a session advisory lock (pg_advisory_lock … pg_advisory_unlock in
@@ -144,6 +150,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     instanceId,
     get url() {
       return url;
+    },
+    get metricsUrl() {
+      return metricsUrl;
     },
     async start() {
       try {
@@ -168,7 +177,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // In the background: an unreachable identity provider delays readiness, not the start.
       keys.start();
       eventLoop.start(() => bulkAdmission.next());
-      url = await listen(server, config.http.port, config.http.host);
+      metricsUrl = `${await listen(metricsServer, config.metrics.port, config.metrics.host)}/metrics`;
+      url = `${await listen(server, config.http.port, config.http.host)}${GRAPHQL_ENDPOINT}`;
     },
     async stop() {
       shuttingDown = true;
@@ -178,6 +188,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       purges.closeStreams();
       await webSocket.close();
       await drain(server, config.shutdown.timeoutMs);
+      // Scraped until the API has drained: the last requests still count.
+      await drain(metricsServer, config.shutdown.timeoutMs);
       await signals.drained();
       await purges.stop();
       await purgeDatabase.close();

@@ -8,7 +8,7 @@ import { TEST_SECRET, freshDatabase, gql, sqlClient, startApp, token } from './s
 const SIGNAL = `mutation Send($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;
 
 async function scrape(app: App): Promise<Map<string, number>> {
-  const text = await (await fetch(new URL('/metrics', app.url))).text();
+  const text = await (await fetch(app.metricsUrl)).text();
   const samples = new Map<string, number>();
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
@@ -27,6 +27,19 @@ describe('metrics', () => {
   });
 
   afterAll(() => Promise.all([app?.stop(), other?.stop()]));
+
+  it('are served on their own loopback listener, not on the API port', async () => {
+    const api = await fetch(new URL('/metrics', app.url));
+    expect(api.status).toBe(404);
+    expect(await api.text()).not.toMatch(/community_/);
+    const metricsUrl = new URL(app.metricsUrl);
+    expect(metricsUrl.hostname).toBe('127.0.0.1');
+    expect(metricsUrl.port).not.toBe(new URL(app.url).port);
+    const scraped = await fetch(metricsUrl);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/^community_cache_in_sync 1$/m);
+    expect((await fetch(new URL('/graphql', metricsUrl))).status).toBe(404);
+  });
 
   it('move as expected after each kind of operation', async () => {
     const before = await scrape(app);
@@ -61,7 +74,7 @@ describe('graceful shutdown', () => {
   it('SIGTERM during a stream of signals: every acknowledged signal is stored, and the process exits 0', async () => {
     const databaseUrl = await freshDatabase();
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info' },
+      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0', METRICS_PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exited = once(child, 'exit');

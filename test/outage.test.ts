@@ -31,6 +31,7 @@ async function spawnServer(databaseUrl: string): Promise<Instance> {
       NODE_ENV: 'production',
       DATABASE_URL: databaseUrl,
       PORT: '0',
+      METRICS_PORT: '0',
       AUTH_JWT_SECRET: TEST_SECRET,
       LOG_LEVEL: 'info',
       LISTENER_HEARTBEAT_MS: '500',

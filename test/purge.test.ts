@@ -247,6 +247,7 @@ describe('purge after SIGKILL', () => {
         NODE_ENV: 'production',
         DATABASE_URL: databaseUrl,
         PORT: '0',
+        METRICS_PORT: '0',
         AUTH_JWT_SECRET: TEST_SECRET,
         LOG_LEVEL: 'info',
         PURGE_CHUNK_SIZE: '20',

@@ -26,7 +26,7 @@ async function graphql(url: string, query: string, variables: Record<string, unk
  * its `prestart` build already ran once for the whole file.
  */
 function npmStart(app: string, extra: Record<string, string> = {}): Command {
-  const env = newcomerEnvironment({ NODE_ENV: 'development', PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, ...extra });
+  const env = newcomerEnvironment({ NODE_ENV: 'development', PORT: '0', METRICS_PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, ...extra });
   return new Command('npm', ['start', '--ignore-scripts'], { cwd: app, env });
 }
 
@@ -88,7 +88,7 @@ describe('the README commands, from a checkout in a root-only folder', () => {
       }
 
       // A second start on the same data folder fails: one paragraph on stderr, exit code 1.
-      const second = new Command(process.execPath, ['dist/src/main.js'], { cwd: app, env: newcomerEnvironment({ PORT: '0', LOG_LEVEL: 'warn' }) });
+      const second = new Command(process.execPath, ['dist/src/main.js'], { cwd: app, env: newcomerEnvironment({ PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' }) });
       expect(await second.exit).toBe(1);
       const report = second.text.trim();
       expect(report).toMatch(/^Embedded PostgreSQL: PostgreSQL did not start on the data folder .*postmaster\.pid.*Another PostgreSQL is probably running/);

@@ -16,7 +16,7 @@ import { useOperationMetrics } from './operation-metrics.js';
 import { graphiql } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
-import { useBulkDecoded } from './bulk-admission.js';
+import { useBulkDecoded } from './bulk-decoded.js';
 import { useSignalShedding } from './shed-signals.js';
 import { useSingleConnectionSSE } from './sse-single-connection.js';
 import { useStrictUtf8Body } from './utf8-body.js';

@@ -67,6 +67,7 @@ export async function startApp(
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',
+    METRICS_PORT: '0',
     LOG_LEVEL: 'silent',
     DATABASE_URL: databaseUrl,
     LISTENER_HEARTBEAT_MS: '1000',
@@ -192,7 +193,7 @@ export async function readiness(app: App): Promise<{ ok: boolean; checks: Record
 
 /** One sample of /metrics (0 when absent), e.g. metric(app, 'x_total', { outcome: 'ok' }). */
 export async function metric(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(new URL('/metrics', app.url))).text();
+  const text = await (await fetch(app.metricsUrl)).text();
   const selector = Object.entries(labels).map(([label, value]) => `${label}="${value}"`).join(',');
   const line = text.split('\n').find((candidate) => candidate.startsWith(selector ? `${name}{${selector}} ` : `${name} `));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
