@@ -21,7 +21,15 @@ const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin
  */
 export const PGBOUNCER_POOL_SIZE = 6;
 
-export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
+export interface PgBouncerOptions {
+  /**
+   * Hand out idle server sessions in turn rather than the most recent one first: consecutive
+   * statements of one client then land on different sessions, as on a busy pooler.
+   */
+  roundRobin?: boolean;
+}
+
+export async function startPgBouncer(directUrl: string, options: PgBouncerOptions = {}): Promise<PgBouncer> {
   const binary = CANDIDATES.find((candidate) => existsSync(candidate));
   if (!binary) {
     throw new Error(
@@ -50,6 +58,7 @@ export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
       `auth_file = ${path.join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
       `default_pool_size = ${PGBOUNCER_POOL_SIZE}`,
+      `server_round_robin = ${options.roundRobin ? 1 : 0}`,
       'max_client_conn = 2000',
       `logfile = ${path.join(dir, 'pgbouncer.log')}`,
       '',
