@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { TEST_SECRET, freshDatabase, gql, sqlClient, startApp, token } from './support/harness.js';
-import { startServerProcess } from './support/server-process.js';
+import { freshDatabase, gql, sqlClient, startApp, startServer, token } from './support/harness.js';
 
 const SIGNAL = `mutation Send($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;
 
@@ -58,9 +57,7 @@ describe('metrics', () => {
 describe('graceful shutdown', () => {
   it('SIGTERM during a stream of signals: every acknowledged signal is stored, and the process exits 0', async () => {
     const databaseUrl = await freshDatabase();
-    const server = await startServerProcess({
-      environment: { NODE_ENV: 'production', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info' },
-    });
+    const server = await startServer(databaseUrl);
     const url = server.url;
     const bearer = await token('1', 'signals:write');
     const acknowledged: string[] = [];

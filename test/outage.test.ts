@@ -3,8 +3,8 @@ import { afterAll, expect, it } from 'vitest';
 import type { EmbeddedDatabase } from '../src/db/embedded.js';
 import { startTemporaryPostgres } from '../src/db/temporary-postgres.js';
 import { withTimeout } from '../src/util/with-timeout.js';
-import { TEST_SECRET, eventually, sqlClient, token } from './support/harness.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { eventually, sqlClient, startServer, token } from './support/harness.js';
+import type { ServerProcess } from './support/server-process.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId } }`;
 const OUTAGE_MS = 5_000;
@@ -23,17 +23,7 @@ interface Instance {
 
 /** A server process of its own that nothing supervises: if it dies, it stays dead. */
 async function spawnServer(databaseUrl: string): Promise<Instance> {
-  const server = await startServerProcess({
-    environment: {
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      AUTH_JWT_SECRET: TEST_SECRET,
-      LOG_LEVEL: 'info',
-      LISTENER_HEARTBEAT_MS: '500',
-      LISTENER_BACKOFF_MAX_MS: '500',
-      DB_ACQUIRE_TIMEOUT_MS: '1000',
-    },
-  });
+  const server = await startServer(databaseUrl, { LISTENER_HEARTBEAT_MS: '500', LISTENER_BACKOFF_MAX_MS: '500', DB_ACQUIRE_TIMEOUT_MS: '1000' });
   return { server, child: server.child, url: server.url, acknowledged: [], retryable: 0, unexpected: [], readiness: [] };
 }
 

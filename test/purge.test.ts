@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { TEST_SECRET, eventually, freshDatabase, gql, sqlClient, startApp, startCluster, token, type Cluster } from './support/harness.js';
+import { eventually, freshDatabase, gql, sqlClient, startApp, startCluster, startServer, token, type Cluster } from './support/harness.js';
 import { aggregateMismatches } from './support/invariants.js';
-import { startServerProcess } from './support/server-process.js';
 
 const SIGNALS = `mutation Send($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`;
 const PURGE = `mutation Purge($userId: UInt64) {
@@ -239,16 +238,7 @@ describe('purgeCommunityContributions', () => {
 describe('purge after SIGKILL', () => {
   it('resumes from the last committed chunk: exact aggregates, every entry removed once', async () => {
     const databaseUrl = await freshDatabase();
-    const server = await startServerProcess({
-      environment: {
-        NODE_ENV: 'production',
-        DATABASE_URL: databaseUrl,
-        AUTH_JWT_SECRET: TEST_SECRET,
-        LOG_LEVEL: 'info',
-        PURGE_CHUNK_SIZE: '20',
-        PURGE_CHUNK_PAUSE_MS: '20',
-      },
-    });
+    const server = await startServer(databaseUrl, { PURGE_CHUNK_SIZE: '20', PURGE_CHUNK_PAUSE_MS: '20' });
     const db = await sqlClient(databaseUrl);
     let app: App | undefined;
     try {

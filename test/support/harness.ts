@@ -6,6 +6,7 @@ import { mintToken } from '../../src/auth/tokens.js';
 import { cloneDatabase } from './databases.js';
 import { TEMPLATE_DATABASE } from './global-setup.js';
 import { postGraphQL, type GraphQLResponse } from './graphql-client.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
 import { startApp as startConfiguredApp } from './start-app.js';
 
 export { eventually } from './eventually.js';
@@ -72,6 +73,13 @@ export async function startApp(
       DB_ACQUIRE_TIMEOUT_MS: '30000',
       ...environment,
     },
+  });
+}
+
+/** `src/main.ts` as production runs it, in a process of its own on the database, ready; the caller stops it. */
+export function startServer(databaseUrl: string, environment: Record<string, string> = {}): Promise<ServerProcess> {
+  return startServerProcess({
+    environment: { NODE_ENV: 'production', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info', ...environment },
   });
 }
 
