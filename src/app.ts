@@ -10,7 +10,7 @@ import { checkListenSession } from './db/listen/listen-check.js';
 import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrations/migrate.js';
+import { migrateOverSession } from './db/migrations/migrate.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
@@ -131,20 +131,6 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   let url = '';
   let metricsUrl = '';
 
-  /**
-   * Kysely's migration lock is a session advisory lock (pg_advisory_lock … pg_advisory_unlock in
-   * separate statements): through a transaction pooler the unlock may reach another server session
-   * and the lock would leak. Migrations therefore use a short-lived session on the listen URL.
-   */
-  const migrateOverSession = async (): Promise<string[]> => {
-    const session = connectDatabase({ url: config.database.listenUrl, poolMax: 1, logger });
-    try {
-      return await migrateToLatest(session.db);
-    } finally {
-      await session.close();
-    }
-  };
-
   return {
     services,
     instanceId,
@@ -157,7 +143,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     async start() {
       try {
         await checkSessionLimits(database.db, config.database);
-        const applied = await migrateOverSession();
+        // Never over a transaction pooler: see migrateOverSession.
+        const applied = await migrateOverSession(config.database.listenUrl, logger);
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
         if (options.membershipSync !== false) {
           await checkListenSession({

@@ -1,9 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { TEST_SECRET, freshDatabase, gql, sqlClient, startApp, token } from './support/harness.js';
+import { freshDatabase, gql, sqlClient, startApp, startServer, token } from './support/harness.js';
 
 const SIGNAL = `mutation Send($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;
 
@@ -73,20 +70,8 @@ describe('metrics', () => {
 describe('graceful shutdown', () => {
   it('SIGTERM during a stream of signals: every acknowledged signal is stored, and the process exits 0', async () => {
     const databaseUrl = await freshDatabase();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0', METRICS_PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = once(child, 'exit');
-    let url = '';
-    for await (const line of createInterface({ input: child.stdout })) {
-      const entry = JSON.parse(line) as { msg: string; url?: string };
-      if (entry.msg.startsWith('community-layer ready')) {
-        url = entry.url!;
-        break;
-      }
-    }
-    child.stdout.resume();
+    const server = await startServer(databaseUrl);
+    const url = server.url;
     const bearer = await token('1', 'signals:write');
     const acknowledged: string[] = [];
     let refused = 0;
@@ -108,8 +93,7 @@ describe('graceful shutdown', () => {
     };
     const clients = Array.from({ length: 16 }, (_, client) => stream(client));
     while (acknowledged.length < 200) await new Promise((resolve) => setTimeout(resolve, 10));
-    child.kill('SIGTERM');
-    const [code] = await exited;
+    const code = await server.stop('SIGTERM');
     await Promise.all(clients);
     expect(code).toBe(0);
     expect(refused).toBe(16);
