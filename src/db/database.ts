@@ -3,6 +3,7 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseHandle {
@@ -13,6 +14,8 @@ export interface DatabaseHandle {
 
 export interface DatabaseOptions {
   url: string;
+  /** Shared with the instance's other connections, so all follow the same primary; else one for `url`. */
+  endpoint?: DatabaseEndpoint;
   poolMax: number;
   logger: Logger;
   /** Session limits; unset in tools that run one long statement (migrations, schema dumps). */
@@ -21,8 +24,10 @@ export interface DatabaseOptions {
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   const limits = options.limits;
+  const endpoint = options.endpoint ?? databaseEndpoint(options.url);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    // Each new connection goes to the endpoint's current primary (pg itself takes one host).
+    Client: endpoint.Client,
     max: options.poolMax,
     keepAlive: true,
     // Also how long a query waits for a free connection: past it, a retryable error, not a queue.
