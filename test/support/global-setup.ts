@@ -8,6 +8,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
 import { migrateToLatest } from '../../src/db/migrations/migrate.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer.js';
+import { replicationBinaries } from './replicated-postgres.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 
@@ -58,6 +59,7 @@ export async function setup(project: TestProject): Promise<void> {
 function requirePrerequisites(): void {
   try {
     pgbouncerBinary();
+    replicationBinaries();
   } catch (error) {
     if (!(error instanceof MissingPrerequisite)) throw error;
     process.stderr.write(`\n${error.stack}\n\n`);
