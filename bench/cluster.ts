@@ -23,7 +23,8 @@ const SECRET = randomBytes(32).toString('base64url');
 export interface Cluster {
   token: string;
   freshDatabase(): Promise<string>;
-  startApp(databaseUrl: string, options?: AppOptions): Promise<App>;
+  /** `environment`: settings beyond the defaults (e.g. a multi-host DATABASE_URL's listener timings). */
+  startApp(databaseUrl: string, options?: AppOptions, environment?: Record<string, string>): Promise<App>;
   stopApp(app: App): Promise<void>;
   /** `count` server processes of their own (not in this event loop) on the database. */
   startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>, execArgv?: string[]): Promise<ServerProcesses>;
@@ -59,8 +60,8 @@ export async function startCluster(): Promise<Cluster> {
       await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`);
       return withDatabase(embedded.url, name);
     },
-    async startApp(databaseUrl, options = {}) {
-      const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent' });
+    async startApp(databaseUrl, options = {}, environment = {}) {
+      const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent', ...environment });
       const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: SECRET } }), options);
       apps.add(app);
       await app.start();

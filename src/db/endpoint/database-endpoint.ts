@@ -34,9 +34,18 @@ export function databaseEndpoint(url: string, connectTimeoutMs = DEFAULT_CONNECT
   const locator = new PrimaryLocator(target, connectTimeoutMs);
 
   class EndpointClient extends pg.Client {
+    private closing = false;
+
     constructor(config: pg.ClientConfig = {}) {
       // pg parses a single host only: the first stands in until connect() picks one.
       super({ ...config, connectionString: target.urlFor(target.hosts[0]!) });
+    }
+
+    override end(): Promise<void>;
+    override end(callback: (err: Error) => void): void;
+    override end(callback?: (err: Error) => void): Promise<void> | void {
+      this.closing = true;
+      return callback ? super.end(callback) : super.end();
     }
 
     override connect(): Promise<pg.Client>;
@@ -60,6 +69,9 @@ export function databaseEndpoint(url: string, connectTimeoutMs = DEFAULT_CONNECT
         locator.forget(host);
         throw error;
       }
+      // A session lost without our asking (the server died, the network broke): the next connection
+      // looks again at once, rather than failing once more against the same host.
+      this.once('end', () => this.closing || locator.forget(host));
       if (locator.checksWrites && (await sessionIsReadOnly(this).catch(() => true))) {
         locator.forget(host);
         await this.end().catch(() => undefined);
