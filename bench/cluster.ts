@@ -20,7 +20,8 @@ const SECRET = randomBytes(32).toString('base64url');
 export interface Cluster {
   token: string;
   freshDatabase(): Promise<string>;
-  startApp(databaseUrl: string, options?: AppOptions): Promise<App>;
+  /** `environment`: settings beyond the defaults (e.g. a multi-host DATABASE_URL's listener timings). */
+  startApp(databaseUrl: string, options?: AppOptions, environment?: Record<string, string>): Promise<App>;
   stopApp(app: App): Promise<void>;
   /** `count` server processes of their own (not in this event loop) on the database. */
   startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>, execArgv?: string[]): Promise<ServerProcesses>;
@@ -45,8 +46,8 @@ export async function startCluster(): Promise<Cluster> {
   const cluster: Cluster = {
     token,
     freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
-    async startApp(databaseUrl, options = {}) {
-      const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options });
+    async startApp(databaseUrl, options = {}, environment = {}) {
+      const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options, environment });
       apps.add(app);
       return app;
     },

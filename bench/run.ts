@@ -3,6 +3,7 @@ import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
+import { failover } from './cases/failover.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
@@ -77,6 +78,7 @@ const CASES: readonly Case[] = [
   purge,
   processThroughput,
   costModel,
+  failover,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

@@ -9,8 +9,8 @@ import { ChannelListener } from './db/listen/channel-listener.js';
 import { checkListenSession } from './db/listen/listen-check.js';
 import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
-import { connectDatabase } from './db/database.js';
-import { migrateOverSession } from './db/migrations/migrate.js';
+import { DurabilityMonitor } from './db/durability-monitor.js';
+import { openInstanceDatabase } from './db/instance-database.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
@@ -64,7 +64,11 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
   const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
-  const database = connectDatabase({ url: config.database.url, poolMax: config.database.poolMax, logger, limits: config.database });
+  const connections = openInstanceDatabase(config.database, logger);
+  const { database, purgeDatabase } = connections;
+  const durability = new DurabilityMonitor(database.db, logger, config.database.requireSynchronousCommit, metrics.registry);
+  // Another host, or the listener back after a loss (a repointed pooler): the primary may be another.
+  connections.endpoint.onHostChange(() => durability.recheck());
   const membership = new MembershipSync({
     source: membershipSource(database.db),
     logger,
@@ -72,10 +76,11 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     // A session connection of its own for LISTEN (never a transaction pooler).
     openChannel: (handlers) =>
       new ChannelListener({
-        connectionString: config.database.listenUrl,
+        endpoint: connections.listenEndpoint,
         applicationName: `community-layer listener ${instanceId}`,
         ...config.listener,
         logger,
+        onStateChange: (state) => state === 'listening' && durability.recheck(),
         ...handlers,
       }),
   });
@@ -89,8 +94,6 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   });
   const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
   metrics.observeSubscriptions(statusFeed);
-  // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
-  const purgeDatabase = connectDatabase({ url: config.database.url, poolMax: 1, logger, limits: config.database });
   const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
@@ -125,7 +128,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       { name: 'database', check: () => acceptsWrites(database.db) },
       { name: 'membershipCache', check: async () => membership.inSync },
       { name: 'authKeys', check: async () => keys.loaded },
+      { name: 'durableCommits', check: async () => durability.acceptable },
     ],
+    readinessDetails: () => ({ durability: durability.current }),
   });
   const metricsServer = createMetricsServer(metrics.registry);
   let url = '';
@@ -143,12 +148,12 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     async start() {
       try {
         await checkSessionLimits(database.db, config.database);
-        // Never over a transaction pooler: see migrateOverSession.
-        const applied = await migrateOverSession(config.database.listenUrl, logger);
+        await durability.start();
+        const applied = await connections.migrate();
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
         if (options.membershipSync !== false) {
           await checkListenSession({
-            connectionString: config.database.listenUrl,
+            endpoint: connections.listenEndpoint,
             applicationName: `community-layer listen check ${instanceId}`,
             timeoutMs: config.listener.heartbeatTimeoutMs,
             notify: async (channel, payload) => void (await sql`SELECT pg_notify(${channel}, ${payload})`.execute(database.db)),
@@ -158,7 +163,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
         purges.start();
       } catch (error) {
         // A refused start leaves nothing open behind it.
-        await database.close();
+        await connections.close();
         throw error;
       }
       // In the background: an unreachable identity provider delays readiness, not the start.

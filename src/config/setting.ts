@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DatabaseUrlError, parseDatabaseUrl } from './database-url.js';
 
 /** What the docs and the loader know of one setting, beside its schema. */
 export interface SettingInfo {
@@ -75,4 +76,11 @@ export const flag = z.enum(['true', 'false', '1', '0']).transform((value) => val
 
 export const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' });
 
-export const postgresUrl = z.url({ protocol: /^postgres(ql)?$/ });
+/** libpq's URL form, with one host or several (`h1:5432,h2:5433`) and `target_session_attrs`. */
+export const postgresUrl = z.string().superRefine((url, ctx) => {
+  try {
+    parseDatabaseUrl(url);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: error instanceof DatabaseUrlError ? error.message : 'invalid PostgreSQL URL' });
+  }
+});

@@ -4,6 +4,7 @@ import Cursor from 'pg-cursor';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { discardingPool } from './discarding-pool.js';
+import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseHandle {
@@ -14,6 +15,8 @@ export interface DatabaseHandle {
 
 export interface DatabaseOptions {
   url: string;
+  /** Shared with the instance's other connections, so all follow the same primary; else one for `url`. */
+  endpoint?: DatabaseEndpoint;
   poolMax: number;
   logger: Logger;
   /** Session limits; unset in tools that run one long statement (migrations, schema dumps). */
@@ -22,8 +25,10 @@ export interface DatabaseOptions {
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   const limits = options.limits;
+  const endpoint = options.endpoint ?? databaseEndpoint(options.url);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    // Each new connection goes to the endpoint's current primary (pg itself takes one host).
+    Client: endpoint.Client,
     max: options.poolMax,
     keepAlive: true,
     // Also how long a query waits for a free connection: past it, a retryable error, not a queue.

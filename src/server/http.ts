@@ -21,6 +21,8 @@ export interface HttpServerOptions {
   webSocket: GraphQLWebSocket;
   requestScope: AsyncLocalStorage<RequestScope>;
   readiness: Probe[];
+  /** Shown beside the checks in /readyz without deciding it (e.g. whether commits survive failover). */
+  readinessDetails?: () => Record<string, unknown>;
   bodyLimitBytes: number;
   /** Bounds the bulk requests past the door; the ones it refuses get `overloaded`. */
   bulkAdmission: BulkAdmission;
@@ -44,7 +46,11 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     res.setHeader('x-request-id', requestId);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
+    if (path === '/readyz') {
+      return void readiness(options).then(({ ok, checks }) =>
+        sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks, ...options.readinessDetails?.() }),
+      );
+    }
     if (req.method === 'GET' && path.startsWith('/settings')) {
       return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
     }

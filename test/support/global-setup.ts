@@ -3,6 +3,7 @@ import type { EmbeddedDatabase } from '../../src/db/embedded.js';
 import { startTemporaryPostgres } from '../../src/db/temporary-postgres.js';
 import { migratedTemplate } from './databases.js';
 import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer.js';
+import { replicationBinaries } from './replicated-postgres.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 
@@ -44,6 +45,7 @@ export async function setup(project: TestProject): Promise<void> {
 function requirePrerequisites(): void {
   try {
     pgbouncerBinary();
+    replicationBinaries();
   } catch (error) {
     if (!(error instanceof MissingPrerequisite)) throw error;
     process.stderr.write(`\n${error.stack}\n\n`);

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
+import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../src/util/free-port.js';
@@ -10,6 +11,8 @@ import { freePort } from '../../src/util/free-port.js';
 export interface PgBouncer {
   /** The same URL (user, password, database) reaching the server through PgBouncer. */
   pooled(directUrl: string): string;
+  /** Points it at another server (as a failover tool does): rewrites its ini and restarts it on the same port. */
+  repoint(directUrl: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -51,11 +54,14 @@ export interface PgBouncerOptions {
    * statements of one client then land on different sessions, as on a busy pooler.
    */
   roundRobin?: boolean;
+  /** `session` for LISTEN (a listener's own PgBouncer); `transaction` by default. */
+  poolMode?: 'transaction' | 'session';
 }
 
 export async function startPgBouncer(directUrl: string, options: PgBouncerOptions = {}): Promise<PgBouncer> {
   const binary = pgbouncerBinary();
-  const upstream = new URL(directUrl);
+  const poolMode = options.poolMode ?? 'transaction';
+  let upstream = new URL(directUrl);
   const user = decodeURIComponent(upstream.username);
   const password = decodeURIComponent(upstream.password);
   const port = await freePort();
@@ -63,7 +69,7 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
   const dir = await mkdtemp(path.join(tmpdir(), 'community-layer-pgbouncer-'));
   const owner = userInfo().uid === 0 ? await systemUser('postgres') : null;
   await writeFile(path.join(dir, 'userlist.txt'), `"${user}" "${password}"\n`);
-  await writeFile(
+  const writeIni = () => writeFile(
     path.join(dir, 'pgbouncer.ini'),
     [
       '[databases]',
@@ -74,7 +80,7 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
       'unix_socket_dir =',
       'auth_type = plain',
       `auth_file = ${path.join(dir, 'userlist.txt')}`,
-      'pool_mode = transaction',
+      `pool_mode = ${poolMode}`,
       `default_pool_size = ${PGBOUNCER_POOL_SIZE}`,
       `server_round_robin = ${options.roundRobin ? 1 : 0}`,
       'max_client_conn = 2000',
@@ -82,16 +88,20 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
       '',
     ].join('\n'),
   );
+  await writeIni();
   await chmod(dir, 0o700);
   if (owner) {
     for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) await chown(path.join(dir, file), owner.uid, owner.gid);
   }
-  const child = spawn(binary, [path.join(dir, 'pgbouncer.ini')], {
-    stdio: 'ignore',
-    ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  child.once('error', () => undefined);
+  const launch = () => {
+    const child = spawn(binary, [path.join(dir, 'pgbouncer.ini')], {
+      stdio: 'ignore',
+      ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
+    });
+    child.once('error', () => undefined);
+    return { child, exited: new Promise<number | null>((resolve) => child.once('exit', resolve)) };
+  };
+  let { child, exited } = launch();
   const pooled = (url: string) => {
     const parsed = new URL(url);
     parsed.hostname = '127.0.0.1';
@@ -107,6 +117,14 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
   }
   return {
     pooled,
+    repoint: async (url) => {
+      upstream = new URL(url);
+      await writeIni();
+      await stop(child, exited);
+      ({ child, exited } = launch());
+      // Serving again once it listens; the new server may still be starting.
+      await waitUntilListening(port, exited);
+    },
     stop: async () => {
       await stop(child, exited);
       await rm(dir, { recursive: true, force: true });
@@ -133,6 +151,25 @@ async function waitUntilServing(url: string, exited: Promise<number | null>): Pr
       await client.end().catch(() => undefined);
     }
   }
+}
+
+async function waitUntilListening(port: number, exited: Promise<number | null>): Promise<void> {
+  let done = false;
+  void exited.then(() => (done = true));
+  const deadline = Date.now() + 15_000;
+  while (!(await canConnect(port))) {
+    if (done) throw new Error('pgbouncer exited');
+    if (Date.now() > deadline) throw new Error(`pgbouncer is not listening on ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
 }
 
 async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<void> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { count, group, milliseconds, optional, postgresUrl, setting } from '../setting.js';
+import { count, flag, group, milliseconds, optional, postgresUrl, setting } from '../setting.js';
 
 /**
  * The database, and the session limits of every pooled connection with how long a request may wait
@@ -11,13 +11,18 @@ export const database = group({
     url: setting(
       'DATABASE_URL',
       optional(postgresUrl),
-      'PostgreSQL to use (may be a transaction pooler); unset starts the embedded one (development and tests only: required in production)',
+      'PostgreSQL to use (may be a transaction pooler); several hosts (`h1:5432,h2:5432`) with `target_session_attrs=read-write` follow the primary; unset starts the embedded one (development and tests only: required in production)',
     ),
     listenUrl: setting(
       'DATABASE_LISTEN_URL',
       optional(postgresUrl),
-      'session connection straight to the primary, for LISTEN and migrations (never a transaction pooler)',
+      'session connection straight to the primary, for LISTEN and migrations (never a transaction pooler; may list several hosts like `DATABASE_URL`)',
       '`DATABASE_URL`',
+    ),
+    requireSynchronousCommit: setting(
+      'DATABASE_REQUIRE_SYNCHRONOUS_COMMIT',
+      flag.default(false),
+      '`true`: refuse to start (and report not ready) while the primary can lose acknowledged commits on failover (no synchronous standby, or `synchronous_commit` off/local)',
     ),
     embeddedDataDir: setting(
       'EMBEDDED_PG_DIR',

@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { DatabaseEndpoint } from '../endpoint/database-endpoint.js';
 import { withTimeout } from '../../util/with-timeout.js';
 
 export type ListenerState = 'idle' | 'connecting' | 'listening' | 'reconnecting' | 'stopped';
@@ -27,7 +28,8 @@ export interface Channel {
 export type OpenChannel = (handlers: ChannelHandlers) => Channel;
 
 export interface ChannelListenerOptions extends ChannelHandlers {
-  connectionString: string;
+  /** Where to connect: the listener follows the primary like every other connection. */
+  endpoint: DatabaseEndpoint;
   applicationName: string;
   heartbeatMs: number;
   heartbeatTimeoutMs: number;
@@ -81,8 +83,7 @@ export class ChannelListener implements Channel {
   private async connect(): Promise<void> {
     if (this.state === 'stopped') return;
     this.setState(this.reconnects === 0 && this.attempt === 0 ? 'connecting' : 'reconnecting');
-    const client = new pg.Client({
-      connectionString: this.options.connectionString,
+    const client = this.options.endpoint.client({
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
       connectionTimeoutMillis: this.options.heartbeatTimeoutMs,

@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import type { DatabaseEndpoint } from '../endpoint/database-endpoint.js';
 
 export class ListenSessionError extends Error {
   override name = 'ListenSessionError';
 }
 
 export interface ListenCheckOptions {
-  connectionString: string;
+  endpoint: DatabaseEndpoint;
   applicationName: string;
   timeoutMs: number;
   /** Sends a notification from another session (the pool). */
@@ -22,8 +22,7 @@ export interface ListenCheckOptions {
 export async function checkListenSession(options: ListenCheckOptions): Promise<void> {
   const channel = `community_layer_probe_${randomBytes(6).toString('hex')}`;
   const payload = randomBytes(8).toString('hex');
-  const client = new pg.Client({
-    connectionString: options.connectionString,
+  const client = options.endpoint.client({
     connectionTimeoutMillis: options.timeoutMs,
     application_name: options.applicationName,
   });

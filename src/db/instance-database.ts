@@ -1,0 +1,53 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import { connectDatabase, type DatabaseHandle } from './database.js';
+import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
+import { migrateToLatest } from './migrations/migrate.js';
+
+/** Every connection an instance opens, all following the same primary (one endpoint per URL). */
+export interface InstanceDatabase {
+  /** DATABASE_URL: the request pool and the purge worker's. */
+  endpoint: DatabaseEndpoint;
+  /** DATABASE_LISTEN_URL: the listener, the listen check and migrations (the same endpoint when the URLs are equal). */
+  listenEndpoint: DatabaseEndpoint;
+  database: DatabaseHandle;
+  /** The purge worker's own pool: its chunks never wait for, or hold, a request's pool slot. */
+  purgeDatabase: DatabaseHandle;
+  /** Applies pending migrations over a short-lived session. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export function openInstanceDatabase(config: Config['database'] & { url: string; listenUrl: string }, logger: Logger): InstanceDatabase {
+  const endpoint = databaseEndpoint(config.url, config.acquireTimeoutMs);
+  const listenEndpoint = config.listenUrl === config.url ? endpoint : databaseEndpoint(config.listenUrl, config.acquireTimeoutMs);
+  const named: Record<string, DatabaseEndpoint> = listenEndpoint === endpoint ? { database: endpoint } : { database: endpoint, listen: listenEndpoint };
+  for (const [name, which] of Object.entries(named)) {
+    which.onHostChange((host) => logger.info({ url: which.masked, host: `${host.host}:${host.port}` }, `${name} connections go to ${host.host}:${host.port}`));
+  }
+  const database = connectDatabase({ url: config.url, endpoint, poolMax: config.poolMax, logger, limits: config });
+  const purgeDatabase = connectDatabase({ url: config.url, endpoint, poolMax: 1, logger, limits: config });
+  return {
+    endpoint,
+    listenEndpoint,
+    database,
+    purgeDatabase,
+    /**
+     * Kysely's migration lock is a session advisory lock (pg_advisory_lock … pg_advisory_unlock in
+     * separate statements): through a transaction pooler the unlock may reach another server
+     * session and the lock would leak. Migrations therefore use a session on the listen URL.
+     */
+    migrate: async () => {
+      const session = connectDatabase({ url: config.listenUrl, endpoint: listenEndpoint, poolMax: 1, logger });
+      try {
+        return await migrateToLatest(session.db);
+      } finally {
+        await session.close();
+      }
+    },
+    close: async () => {
+      await purgeDatabase.close();
+      await database.close();
+    },
+  };
+}
