@@ -17,6 +17,7 @@ import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trus
 import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './observability/metrics.js';
+import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
 import { EventLoopLoad } from './server/event-loop-load.js';
@@ -28,6 +29,7 @@ import { createGraphQLServer, type OperationLimitsPlugin, type RequestScope } fr
 import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { projectRoot } from './util/project-root.js';
+import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
   /** Migrates, restores the membership cache, then listens. Resolves when ready to serve. */
@@ -73,6 +75,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
         ...config.listener,
         logger,
         ...handlers,
+        // Purge progress rides the same session: one LISTEN connection per instance.
+        also: [{ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() }],
       }),
   });
   metrics.observe(membership, database.pool);
@@ -83,11 +87,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     isLeft: (userId) => membership.cache.isLeft(userId),
     ...config.signals,
   });
-  const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
+  // One set of places for every stream, whatever it follows: the caps and the gauge see them all.
+  const subscriptionCaps = new SubscriptionCaps(config.subscriptions);
+  const statusFeed = new MembershipStatusFeed(database.db, membership, subscriptionCaps, logger);
   metrics.observeSubscriptions(statusFeed);
   // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
   const purgeDatabase = connectDatabase({ url: config.database.url, poolMax: 1, logger, limits: config.database });
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();

@@ -182,7 +182,7 @@ export class Metrics {
     const registers = [this.registry];
     new Gauge({
       name: 'community_subscriptions',
-      help: 'Open communityLayerStatusChanged streams on this instance.',
+      help: 'Open subscription streams on this instance (status and purge progress: they share the caps).',
       registers,
       collect() {
         this.set(feed.subscribers);
