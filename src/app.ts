@@ -99,12 +99,6 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
   const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, options.operationLimits);
-  const webSocket = createGraphQLWebSocket({
-    yoga,
-    trusted,
-    bodyLimitBytes: config.http.bodyLimitBytes,
-    corsOrigins: config.http.corsOrigins,
-  });
   let shuttingDown = false;
   const eventLoop = new EventLoopLoad();
   const bulkAdmission = new BulkAdmission({
@@ -113,12 +107,22 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     busy: () => eventLoop.utilization > config.bulk.maxEventLoopUtilization,
   });
   metrics.observeBulkRequests(bulkAdmission);
+  const overloaded = { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() };
+  const webSocket = createGraphQLWebSocket({
+    yoga,
+    trusted,
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    corsOrigins: config.http.corsOrigins,
+    bulkAdmission,
+    operationsPerSocket: config.http.webSocketOperationsPerSocket,
+    overloaded,
+  });
   const server = createHttpServer({
     yoga,
     webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
     bulkAdmission,
-    overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
+    overloaded,
     metrics: metrics.registry,
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,

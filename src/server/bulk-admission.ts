@@ -35,7 +35,8 @@ export interface AdmissionOutcome {
  */
 export class BulkAdmission {
   private inProgress = 0;
-  private readonly waiting: Array<{ res: http.ServerResponse; outcome: AdmissionOutcome }> = [];
+  /** `res` null: an operation of a socket or stream (admitOperation), which leaves the line only by entering or being refused. */
+  private readonly waiting: Array<{ res: http.ServerResponse | null; outcome: AdmissionOutcome }> = [];
 
   constructor(private readonly options: BulkAdmissionOptions) {}
 
@@ -50,19 +51,33 @@ export class BulkAdmission {
   /** Enters now, later (when a bulk request ahead of it is decoded), or is refused. */
   admit(req: http.IncomingMessage, res: http.ServerResponse, outcome: AdmissionOutcome): void {
     if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.requestBytes)) return outcome.enter();
+    this.line(res, outcome);
+  }
+
+  /**
+   * The same door for an operation that came over a WebSocket (or another transport without a
+   * request per operation), by the byte length of its message, before it is parsed: resolves to the
+   * function that gives its place back (call it once its operation has run), or null when refused.
+   */
+  admitOperation(bytes: number): Promise<(() => void) | null> {
+    if (bytes <= this.options.requestBytes) return Promise.resolve(() => undefined);
+    return new Promise((resolve) => this.line(null, { enter: (leave) => resolve(leave ?? (() => undefined)), refuse: () => resolve(null) }));
+  }
+
+  private line(res: http.ServerResponse | null, outcome: AdmissionOutcome): void {
     if (this.options.saturated()) return outcome.refuse();
     if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(res, outcome);
     if (this.waiting.length >= this.options.maxWaiting) return outcome.refuse();
     const ticket = { res, outcome };
     this.waiting.push(ticket);
     // A client that gives up while waiting leaves the line.
-    res.once('close', () => {
+    res?.once('close', () => {
       const index = this.waiting.indexOf(ticket);
       if (index >= 0) this.waiting.splice(index, 1);
     });
   }
 
-  private enter(res: http.ServerResponse, outcome: AdmissionOutcome): void {
+  private enter(res: http.ServerResponse | null, outcome: AdmissionOutcome): void {
     this.inProgress++;
     let left = false;
     const leave = () => {
@@ -71,7 +86,7 @@ export class BulkAdmission {
       this.inProgress--;
       this.next();
     };
-    res.once('close', leave);
+    res?.once('close', leave);
     outcome.enter(leave);
   }
 
