@@ -22,6 +22,8 @@ const SECRET = randomBytes(32).toString('base64url');
  */
 export interface Cluster {
   token: string;
+  /** A token of another caller (an attacker's, say), valid for two hours. */
+  tokenFor(sub: string, scope: string): Promise<string>;
   freshDatabase(): Promise<string>;
   startApp(databaseUrl: string, options?: AppOptions): Promise<App>;
   stopApp(app: App): Promise<void>;
@@ -52,6 +54,7 @@ export async function startCluster(): Promise<Cluster> {
 
   const cluster: Cluster = {
     token,
+    tokenFor: (sub, scope) => mintToken(SECRET, { sub, scope, expiresIn: '2h' }),
     async freshDatabase() {
       const name = `bench_${randomBytes(4).toString('hex')}`;
       // Cloning needs the template free of sessions, so the statement runs from "postgres".

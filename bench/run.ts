@@ -4,6 +4,7 @@ import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { gateLookup } from './cases/gate-lookup.js';
+import { hostile } from './cases/hostile.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
 import { processPropagation } from './cases/process-propagation.js';
@@ -77,6 +78,7 @@ const CASES: readonly Case[] = [
   purge,
   processThroughput,
   costModel,
+  hostile,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

@@ -60,8 +60,12 @@ export class BulkAdmission {
    * function that gives its place back (call it once its operation has run), or null when refused.
    */
   admitOperation(bytes: number): Promise<(() => void) | null> {
-    if (bytes <= this.options.requestBytes) return Promise.resolve(() => undefined);
+    if (!this.isBulkOperation(bytes)) return Promise.resolve(() => undefined);
     return new Promise((resolve) => this.line(null, { enter: (leave) => resolve(leave ?? (() => undefined)), refuse: () => resolve(null) }));
+  }
+
+  isBulkOperation(bytes: number): boolean {
+    return bytes > this.options.requestBytes;
   }
 
   private line(res: http.ServerResponse | null, outcome: AdmissionOutcome): void {

@@ -48,6 +48,22 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
   // The size of each socket's latest message. This listener is added before graphql-ws's, and
   // graphql-ws calls onSubscribe synchronously from its own, so onSubscribe reads its message's size.
   const messageBytes = new WeakMap<WebSocket, number>();
+  // Bulk operations of each socket at the door or running (or refused less than Retry-After ago):
+  // while there are any, the socket is not read, so a flood waits unread in its own TCP buffers
+  // (as bulk HTTP bodies do) instead of being read, parsed and refused over and over.
+  const bulkHeld = new WeakMap<WebSocket, number>();
+  const holdReading = (socket: WebSocket): (() => void) => {
+    bulkHeld.set(socket, (bulkHeld.get(socket) ?? 0) + 1);
+    socket.pause();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = (bulkHeld.get(socket) ?? 1) - 1;
+      bulkHeld.set(socket, left);
+      if (left === 0) socket.resume();
+    };
+  };
   server.on('connection', (socket: WebSocket) => socket.on('message', (data: RawData) => messageBytes.set(socket, byteLength(data))));
   const disposable = useServer(
     {
@@ -64,10 +80,18 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         }
         const authorization = context.connectionParams?.['authorization'];
         const door = async () => {
+          const unread = options.bulkAdmission.isBulkOperation(bytes) ? holdReading(context.extra.socket) : () => undefined;
           const place = await options.bulkAdmission.admitOperation(bytes);
-          if (place) return place;
-          onRefused();
-          return overloaded(retryAfterSeconds, requestId);
+          if (!place) {
+            // Retry-After, enforced: a flood that ignores it is not read again until then.
+            setTimeout(unread, retryAfterSeconds * 1000).unref();
+            onRefused();
+            return overloaded(retryAfterSeconds, requestId);
+          }
+          return () => {
+            place();
+            unread();
+          };
         };
         // No `request`: Yoga's HTTP-only checks (mutations over GET) must not apply to a socket.
         const prepared = await prepareOperation(
