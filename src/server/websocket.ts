@@ -11,6 +11,9 @@ import type { BulkAdmission } from './bulk-admission.js';
 import { prepareOperation, type PreparedOperation } from './prepared-operation.js';
 import type { Yoga } from './yoga.js';
 
+/** Below graphql-ws's 12 s keep-alive: a socket not read longer would miss its pong and be cut. */
+const UNREAD_AFTER_REFUSAL_MAX_MS = 5_000;
+
 export interface GraphQLWebSocketOptions {
   yoga: Yoga;
   trusted: TrustedDocuments;
@@ -84,7 +87,7 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           const place = await options.bulkAdmission.admitOperation(bytes);
           if (!place) {
             // Retry-After, enforced: a flood that ignores it is not read again until then.
-            setTimeout(unread, retryAfterSeconds * 1000).unref();
+            setTimeout(unread, Math.min(retryAfterSeconds * 1000, UNREAD_AFTER_REFUSAL_MAX_MS)).unref();
             onRefused();
             return overloaded(retryAfterSeconds, requestId);
           }
