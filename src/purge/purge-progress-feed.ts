@@ -20,8 +20,11 @@ interface FollowedUser {
   /** Undefined until the first read; null: the user has no purge. */
   receipt: PurgeReceipt | null | undefined;
   reading: boolean;
-  /** A change arrived while a read was in flight: read once more after it. */
-  again: boolean;
+  /**
+   * A change that arrived while a read was in flight: its key (re-read unless that read showed it),
+   * null (re-read), or undefined (none).
+   */
+  pending: string | null | undefined;
 }
 
 const keyOf = (receipt: PurgeReceipt) => progressKey(receipt.purgeId, receipt.status, receipt.removedSoFar);
@@ -54,9 +57,9 @@ export class PurgeProgressFeed {
         follower = { push, stop, shown: '' };
         const user = this.userFor(userId);
         user.followers.add(follower);
-        // Known already (kept current by the changes): no read for a newcomer.
-        if (user.receipt === undefined) this.read(user);
-        else show(follower, user.receipt);
+        // Known already (kept current by the changes), or being read: no read of its own for a newcomer.
+        if (user.receipt !== undefined) show(follower, user.receipt);
+        else if (!user.reading) this.read(user, null);
         await stop;
       },
       () => {
@@ -73,12 +76,12 @@ export class PurgeProgressFeed {
     const user = this.followed.get(userId);
     if (!user) return;
     if (key !== undefined && user.receipt && keyOf(user.receipt) === key) return;
-    this.read(user);
+    this.read(user, key ?? null);
   }
 
   /** Notifications may have been missed (the LISTEN session came back): re-read every followed user. */
   resync(): void {
-    for (const user of this.followed.values()) this.read(user);
+    for (const user of this.followed.values()) this.read(user, null);
   }
 
   get counters(): Readonly<{ reads: number; failedReads: number }> {
@@ -98,21 +101,22 @@ export class PurgeProgressFeed {
   private userFor(userId: string): FollowedUser {
     let user = this.followed.get(userId);
     if (!user) {
-      user = { userId, followers: new Set(), receipt: undefined, reading: false, again: false };
+      user = { userId, followers: new Set(), receipt: undefined, reading: false, pending: undefined };
       this.followed.set(userId, user);
     }
     return user;
   }
 
-  private read(user: FollowedUser): void {
+  private read(user: FollowedUser, change: string | null): void {
     if (user.reading) {
-      user.again = true;
+      // Changes of one purge arrive in commit order: the latest key is the one to check.
+      user.pending = user.pending === null ? null : change;
       return;
     }
     user.reading = true;
     void (async () => {
       do {
-        user.again = false;
+        user.pending = undefined;
         try {
           this.counts.reads++;
           const [receipt] = await listPurges(this.db, user.userId, 1);
@@ -123,10 +127,15 @@ export class PurgeProgressFeed {
           this.counts.failedReads++;
           for (const follower of [...user.followers]) follower.stop(error);
         }
-      } while (user.again && this.followed.get(user.userId) === user);
+      } while (stale(user) && this.followed.get(user.userId) === user);
       user.reading = false;
     })();
   }
+}
+
+function stale(user: FollowedUser): boolean {
+  if (user.pending === undefined) return false;
+  return user.pending === null || !user.receipt || keyOf(user.receipt) !== user.pending;
 }
 
 function show(follower: Follower, receipt: PurgeReceipt | null): void {
