@@ -19,6 +19,8 @@ const SECRET = randomBytes(32).toString('base64url');
  */
 export interface Cluster {
   token: string;
+  /** A token of another caller (an attacker's, say), valid for two hours. */
+  tokenFor(sub: string, scope: string): Promise<string>;
   freshDatabase(): Promise<string>;
   /** `environment`: settings beyond the defaults (e.g. a multi-host DATABASE_URL's listener timings). */
   startApp(databaseUrl: string, options?: AppOptions, environment?: Record<string, string>): Promise<App>;
@@ -45,6 +47,7 @@ export async function startCluster(): Promise<Cluster> {
 
   const cluster: Cluster = {
     token,
+    tokenFor: (sub, scope) => mintToken(SECRET, { sub, scope, expiresIn: '2h' }),
     freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
     async startApp(databaseUrl, options = {}, environment = {}) {
       const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options, environment });

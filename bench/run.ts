@@ -5,6 +5,7 @@ import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { failover } from './cases/failover.js';
 import { gateLookup } from './cases/gate-lookup.js';
+import { hostile } from './cases/hostile.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
 import { processPropagation } from './cases/process-propagation.js';
@@ -79,6 +80,7 @@ const CASES: readonly Case[] = [
   processThroughput,
   costModel,
   failover,
+  hostile,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

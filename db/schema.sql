@@ -247,6 +247,16 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.community_purge_notify()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_notify('community_purge', concat_ws(',', NEW.id, NEW.user_id, NEW.status, NEW.removed_so_far));
+  RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.community_user_bucket(p_user u64)
  RETURNS integer
  LANGUAGE sql
@@ -612,6 +622,8 @@ CREATE TRIGGER community_membership_notify AFTER INSERT OR DELETE OR UPDATE ON p
 CREATE TRIGGER community_membership_purge_guard BEFORE DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_purge_guard();
 
 CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
+
+CREATE TRIGGER community_purge_notify AFTER INSERT OR UPDATE ON public.community_purge FOR EACH ROW EXECUTE FUNCTION community_purge_notify();
 
 CREATE TRIGGER leave_episode_guard BEFORE INSERT OR DELETE OR UPDATE ON public.leave_episode FOR EACH ROW EXECUTE FUNCTION leave_episode_guard();
 

@@ -18,11 +18,13 @@ import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trus
 import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './observability/metrics.js';
+import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
 import { EventLoopLoad } from './server/event-loop-load.js';
 import { createHttpServer } from './server/http.js';
 import { createMetricsServer } from './server/metrics-server.js';
+import { StreamTokens } from './server/stream-tokens.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './observability/logger.js';
 import { createGraphQLWebSocket } from './server/websocket.js';
@@ -30,6 +32,7 @@ import { createGraphQLServer, GRAPHQL_ENDPOINT, type OperationLimitsPlugin, type
 import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { projectRoot } from './util/project-root.js';
+import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
   /** Migrates, restores the membership cache, then listens. Resolves when ready to serve. */
@@ -82,6 +85,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
         logger,
         onStateChange: (state) => state === 'listening' && durability.recheck(),
         ...handlers,
+        // Purge progress rides the same session: one LISTEN connection per instance.
+        also: [{ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() }],
       }),
   });
   metrics.observe(membership, database.pool);
@@ -92,20 +97,17 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     isLeft: (userId) => membership.cache.isLeft(userId),
     ...config.signals,
   });
-  const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
+  // One set of places for every stream, whatever it follows: the caps and the gauge see them all.
+  const subscriptionCaps = new SubscriptionCaps(config.subscriptions);
+  const statusFeed = new MembershipStatusFeed(database.db, membership, subscriptionCaps, logger);
   metrics.observeSubscriptions(statusFeed);
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
-  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, options.operationLimits);
-  const webSocket = createGraphQLWebSocket({
-    yoga,
-    trusted,
-    bodyLimitBytes: config.http.bodyLimitBytes,
-    corsOrigins: config.http.corsOrigins,
-  });
+  const streamTokens = new StreamTokens();
+  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, streamTokens, options.operationLimits);
   let shuttingDown = false;
   const eventLoop = new EventLoopLoad();
   const bulkAdmission = new BulkAdmission({
@@ -114,13 +116,24 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     busy: () => eventLoop.utilization > config.bulk.maxEventLoopUtilization,
   });
   metrics.observeBulkRequests(bulkAdmission);
+  const overloaded = { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() };
+  const webSocket = createGraphQLWebSocket({
+    yoga,
+    trusted,
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    corsOrigins: config.http.corsOrigins,
+    bulkAdmission,
+    operationsPerSocket: config.http.webSocketOperationsPerSocket,
+    overloaded,
+  });
   const server = createHttpServer({
     yoga,
     webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
     bulkAdmission,
     authenticator,
-    overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
+    streamTokens,
+    overloaded,
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,
     isShuttingDown: () => shuttingDown,

@@ -4,9 +4,9 @@ import { sql, startReplicatedPostgres, type ReplicatedPostgres } from '../../tes
 import type { Case } from '../case.js';
 import { num } from '../format.js';
 
-const WRITES = '12. failover: writes unavailable (multi-host URL) vs plain pg reconnect';
-const READS = '12. failover: status reads unavailable vs plain pg reconnect';
-const SYNC_COST = '12. batched signals, synchronous vs asynchronous replication';
+const WRITES = '13. failover: writes unavailable (multi-host URL) vs plain pg reconnect';
+const READS = '13. failover: status reads unavailable vs plain pg reconnect';
+const SYNC_COST = '13. batched signals, synchronous vs asynchronous replication';
 const DATABASE = 'failover';
 /** What a polite client waits after a failure before it tries again (the app's clients and the plain one alike). */
 const RETRY_MS = 25;

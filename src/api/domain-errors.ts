@@ -3,9 +3,9 @@ import { maskError } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { isTransientDatabaseError } from '../db/database-errors.js';
 import { overloaded, retryLater } from '../graphql/errors.js';
-import { TooManySubscriptionsError } from '../membership/errors.js';
 import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge.store.js';
 import { AbandonedError, OverloadedError } from '../signals/errors.js';
+import { TooManySubscriptionsError } from '../util/subscription-caps.js';
 
 /**
  * The one mapping from what capabilities and the database throw to what clients see: a GraphQL

@@ -103,7 +103,7 @@ builder.subscriptionField('communityPurgeProgress', (t) =>
   t.field({
     type: PurgeReceiptRef,
     description:
-      "The user's newest purge receipt now, then whenever its progress moves; completes once it has FINISHED. Nothing is sent while the user has no purge. Over the same transports as communityLayerStatusChanged (server-sent events, graphql-sse, graphql-ws, multipart HTTP); ends with an UNAUTHENTICATED error when the token expires.",
+      "The user's newest purge receipt now, then whenever its progress moves; completes once it has FINISHED. Nothing is sent while the user has no purge. Over the same transports as communityLayerStatusChanged (server-sent events, graphql-sse, graphql-ws, multipart HTTP), and within the same caps (counted together with status streams, per followed user and per instance: beyond them TOO_MANY_SUBSCRIPTIONS); ends with an UNAUTHENTICATED error when the token expires.",
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     subscribe: (_root, args, { services, viewer, tokenExpiresAt }) =>

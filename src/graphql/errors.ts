@@ -51,6 +51,16 @@ export function retryLater(code: RetryCode, message: string, options: RetryLater
   });
 }
 
+/** One socket asks for more operations at once than it may (WEBSOCKET_OPERATIONS_PER_SOCKET_MAX). */
+export function tooManyOperations(max: number, retryAfterSeconds: number, requestId?: string): GraphQLError {
+  return retryLater('OVERLOADED', `At most ${max} operations may be in flight on one socket; wait for one to finish.`, {
+    retryAfterSeconds,
+    status: 429,
+    requestId,
+    details: { limit: 'perSocket', max },
+  });
+}
+
 /** The one OVERLOADED answer: the signal queue (or the bulk door before it) is full. */
 export function overloaded(retryAfterSeconds: number, requestId?: string): GraphQLError {
   return retryLater('OVERLOADED', 'Too many signals are waiting to be written; retry shortly.', { retryAfterSeconds, requestId });

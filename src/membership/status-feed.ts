@@ -2,11 +2,11 @@ import { SlidingBuffer } from '@repeaterjs/repeater';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { endedStream, heldStream } from '../util/held-stream.js';
+import { endedStream } from '../util/held-stream.js';
+import type { SubscriptionCaps } from '../util/subscription-caps.js';
 import type { MembershipSync } from './cache/membership-sync.js';
 import type { MembershipState } from './store/changed-states.js';
 import { StatusReads } from './status-reads.js';
-import { SubscriptionCaps, type SubscriptionLimits } from './subscription-caps.js';
 import { newVersionsOnly, WatchedUser, type StateSubscriber } from './watched-user.js';
 
 export interface StatusFeedCounters {
@@ -27,13 +27,17 @@ export interface StatusFeedCounters {
 export class MembershipStatusFeed {
   private readonly watched = new Map<string, WatchedUser>();
   private readonly reads: StatusReads;
-  private readonly caps: SubscriptionCaps;
   private closed = false;
   private readonly stopListening: () => void;
 
-  constructor(db: Kysely<Database>, membership: MembershipSync, limits: SubscriptionLimits, logger: Logger) {
+  /** `caps`: the instance's places for every stream (shared with purge progress). */
+  constructor(
+    db: Kysely<Database>,
+    membership: MembershipSync,
+    private readonly caps: SubscriptionCaps,
+    logger: Logger,
+  ) {
     this.reads = new StatusReads(db, this.watched, logger);
-    this.caps = new SubscriptionCaps(limits);
     const stopChanges = membership.onChange((change) => {
       const user = this.watched.get(change.userId);
       if (!user || change.version <= user.notified) return;
@@ -60,9 +64,9 @@ export class MembershipStatusFeed {
    */
   watch(userId: string): AsyncIterableIterator<MembershipState> {
     if (this.closed) return endedStream();
-    const release = this.caps.admit(userId);
     let subscriber: StateSubscriber | null = null;
-    return heldStream<MembershipState>(
+    return this.caps.stream<MembershipState>(
+      userId,
       async (push, stop) => {
         if (this.closed) return stop();
         subscriber = newVersionsOnly(push, stop);
@@ -70,13 +74,13 @@ export class MembershipStatusFeed {
         await stop;
       },
       () => {
-        release();
         if (subscriber) this.unfollow(userId, subscriber);
       },
       new SlidingBuffer(1),
     );
   }
 
+  /** Open streams on this instance, every kind (they share the caps). */
   get subscribers(): number {
     return this.caps.open;
   }

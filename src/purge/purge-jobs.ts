@@ -1,23 +1,35 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/schema.js';
+import type { SubscriptionCaps } from '../util/subscription-caps.js';
+import { decodePurgeNotification, progressKey } from './purge-notification.js';
+import { PurgeProgressFeed } from './purge-progress-feed.js';
 import { PurgeWorker } from './purge-worker.js';
-import { findPurge, listPurges, requestPurge, type PurgeReceipt } from './purge.store.js';
+import { findPurge, requestPurge, type PurgeReceipt } from './purge.store.js';
 
 /** Purges as resolvers see them: request (and start the work here), read, follow. */
 export class PurgeJobs {
   private readonly worker: PurgeWorker;
-  private readonly closing = new AbortController();
+  readonly feed: PurgeProgressFeed;
 
+  /** `caps`: the instance's places for every stream (shared with status streams). */
   constructor(
     private readonly db: Kysely<Database>,
     workerDb: Kysely<Database>,
-    logger: Logger,
-    private readonly config: Config['purge'],
+    private readonly logger: Logger,
+    config: Config['purge'],
+    caps: SubscriptionCaps,
   ) {
-    this.worker = new PurgeWorker({ db: workerDb, logger, chunkSize: config.chunkSize, chunkPauseMs: config.chunkPauseMs, pollMs: config.pollMs });
+    this.feed = new PurgeProgressFeed(db, caps);
+    this.worker = new PurgeWorker({
+      db: workerDb,
+      logger,
+      chunkSize: config.chunkSize,
+      chunkPauseMs: config.chunkPauseMs,
+      pollMs: config.pollMs,
+      onChunk: (chunk) => this.feed.changed(chunk.userId, progressKey(chunk.purgeId, chunk.finished ? 'FINISHED' : 'RUNNING', chunk.removedSoFar)),
+    });
   }
 
   /** Resumes whatever purge a crash or restart left running, then waits for new ones. */
@@ -28,38 +40,34 @@ export class PurgeJobs {
   async request(userId: string): Promise<PurgeReceipt> {
     const { purgeId } = await requestPurge(this.db, userId);
     this.worker.kick();
+    this.feed.changed(userId);
     return (await findPurge(this.db, purgeId))!;
   }
 
   /**
-   * The user's newest purge now, then whenever its progress moves (re-read every `progressMs`:
-   * purges are rare, so a poll per watcher costs less than another notification channel), until
-   * it has finished or the server stops. Nothing is emitted while the user has no purge.
+   * The user's newest purge now, then whenever its progress moves, until it has finished, the
+   * client leaves or the server stops; nothing is emitted while the user has no purge. Takes a
+   * subscription place (TooManySubscriptionsError beyond a cap).
    */
-  async *progress(userId: string): AsyncGenerator<PurgeReceipt> {
-    let shown = '';
-    while (!this.closing.signal.aborted) {
-      const [receipt] = await listPurges(this.db, userId, 1);
-      if (receipt) {
-        const key = `${receipt.purgeId}/${receipt.status}/${receipt.removedSoFar}`;
-        if (key !== shown) {
-          shown = key;
-          yield receipt;
-        }
-        if (receipt.status === 'FINISHED') return;
-      }
-      await delay(this.config.progressMs, undefined, { signal: this.closing.signal }).catch(() => undefined);
-    }
+  progress(userId: string): AsyncIterableIterator<PurgeReceipt> {
+    return this.feed.follow(userId);
+  }
+
+  /** A `community_purge` notification (a chunk or request on any instance, or SQL). */
+  notified(payload: string): void {
+    const change = decodePurgeNotification(payload);
+    if (change) this.feed.changed(change.userId, change.key);
+    else this.logger.warn({ payload }, 'purge notification not understood; ignored');
   }
 
   /** Ends the progress streams (before draining, so they do not hold the server open). */
   closeStreams(): void {
-    this.closing.abort();
+    this.feed.close();
   }
 
   /** Stops after the chunk in flight, which commits or rolls back whole. */
   async stop(): Promise<void> {
-    this.closing.abort();
+    this.feed.close();
     await this.worker.stop();
   }
 }

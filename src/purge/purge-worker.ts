@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { runChunk } from './purge.store.js';
+import { runChunk, type ChunkResult } from './purge.store.js';
 
 export interface PurgeWorkerOptions {
   db: Kysely<Database>;
@@ -13,6 +13,8 @@ export interface PurgeWorkerOptions {
   chunkPauseMs: number;
   /** How often an idle worker looks for purges requested on other instances or left by a crash. */
   pollMs: number;
+  /** Told after each committed chunk (progress streams of this instance hear of it at once). */
+  onChunk(chunk: ChunkResult): void;
 }
 
 /**
@@ -53,6 +55,7 @@ export class PurgeWorker {
       try {
         const chunk = await runChunk(db, chunkSize);
         backoffMs = 100;
+        if (chunk) this.options.onChunk(chunk);
         if (chunk?.finished) logger.info({ purgeId: chunk.purgeId, userId: chunk.userId, removed: chunk.removedSoFar }, 'purge finished');
         if (chunk) {
           if (chunkPauseMs > 0) await this.sleep(chunkPauseMs);

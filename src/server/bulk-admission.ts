@@ -33,9 +33,10 @@ export interface AdmissionOutcome {
   timeOut(): void;
 }
 
+/** `req` and `res` null: an operation of a socket (admitOperation), which leaves the line only by entering or being refused. */
 interface Ticket {
-  req: http.IncomingMessage;
-  res: http.ServerResponse;
+  req: http.IncomingMessage | null;
+  res: http.ServerResponse | null;
   client: BulkClient;
   outcome: AdmissionOutcome;
 }
@@ -81,14 +82,56 @@ export class BulkAdmission {
     if (this.options.saturated() || !this.hold(client)) return outcome.refuse();
     res.once('close', () => this.release(client));
     const ticket = { req, res, client, outcome };
-    if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(ticket);
-    if (this.waiting.length >= this.options.maxWaiting) return outcome.refuse();
-    this.waiting.push(ticket);
+    if (!this.line(ticket)) return;
     // A client that gives up while waiting leaves the line.
     res.once('close', () => {
       const index = this.waiting.indexOf(ticket);
       if (index >= 0) this.waiting.splice(index, 1);
     });
+  }
+
+  /**
+   * The same door for an operation that came over a WebSocket (or another transport without a
+   * request per operation), by the byte length of its message, before it is parsed: resolves to the
+   * function that gives its place back (call it once its operation has run), or null when refused.
+   */
+  admitOperation(bytes: number, client: BulkClient): Promise<(() => void) | null> {
+    if (!this.isBulkOperation(bytes)) return Promise.resolve(() => undefined);
+    if (this.options.saturated() || !this.hold(client)) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const release = () => this.release(client);
+      const outcome: AdmissionOutcome = {
+        enter: (leave) =>
+          resolve(() => {
+            leave?.();
+            release();
+          }),
+        refuse: () => {
+          release();
+          resolve(null);
+        },
+        timeOut: () => undefined,
+      };
+      this.line({ req: null, res: null, client, outcome });
+    });
+  }
+
+  isBulkOperation(bytes: number): boolean {
+    return bytes > this.options.requestBytes;
+  }
+
+  /** Enters now, or refuses, or joins the line (true: it waits in the line). */
+  private line(ticket: Ticket): boolean {
+    if (this.inProgress < this.options.maxInProgress && !this.options.busy()) {
+      this.enter(ticket);
+      return false;
+    }
+    if (this.waiting.length >= this.options.maxWaiting) {
+      ticket.outcome.refuse();
+      return false;
+    }
+    this.waiting.push(ticket);
+    return true;
   }
 
   /** Lets waiting requests in while there is room (called when one leaves, and when the loop has room again). */
@@ -110,13 +153,16 @@ export class BulkAdmission {
       this.inProgress--;
       this.next();
     };
-    const deadline = setTimeout(() => {
-      if (req.readableEnded) return;
-      leave();
-      outcome.timeOut();
-    }, this.options.bodyTimeoutMs);
-    req.once('end', () => clearTimeout(deadline));
-    res.once('close', leave);
+    // A socket's operation arrived whole: only a request body can trickle.
+    const deadline = req
+      ? setTimeout(() => {
+          if (req.readableEnded) return;
+          leave();
+          outcome.timeOut();
+        }, this.options.bodyTimeoutMs)
+      : undefined;
+    req?.once('end', () => clearTimeout(deadline));
+    res?.once('close', leave);
     outcome.enter(leave);
   }
 

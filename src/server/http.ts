@@ -6,7 +6,9 @@ import { overloaded } from '../graphql/errors.js';
 import { errorResponse } from '../graphql/public-result.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { Authenticator } from '../auth/authenticate.js';
+import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import type { BulkAdmission } from './bulk-admission.js';
+import type { StreamTokens } from './stream-tokens.js';
 import type { GraphQLWebSocket } from './websocket.js';
 import { GRAPHQL_ENDPOINT, type RequestScope, type Yoga } from './yoga.js';
 
@@ -28,6 +30,8 @@ export interface HttpServerOptions {
   bulkAdmission: BulkAdmission;
   /** Bulk bodies are only read for callers whose token verifies (checked from the headers alone). */
   authenticator: Pick<Authenticator, 'authenticate'>;
+  /** …or whose graphql-sse stream token this instance issued (it was reserved with a valid bearer token). */
+  streamTokens: StreamTokens;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
   /** Extra pages (the settings page); answers true when it served the path. */
   pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
@@ -80,8 +84,10 @@ async function admitBulk(
   options: HttpServerOptions,
   enter: (decoded?: () => void) => void,
 ): Promise<void> {
-  const credential = req.headers.authorization ?? null;
-  const { viewer, problem } = await options.authenticator.authenticate(credential);
+  const streamToken = req.headers[TOKEN_HEADER_KEY];
+  const reserved = typeof streamToken === 'string' && options.streamTokens.verify(streamToken);
+  const credential = reserved ? streamToken : (req.headers.authorization ?? null);
+  const { viewer, problem } = reserved ? { viewer: true, problem: null } : await options.authenticator.authenticate(credential);
   if (!viewer) {
     res.setHeader('connection', 'close');
     return sendJson(res, 401, { errors: [{ message: `Not authenticated: ${problem}.`, extensions: { code: 'UNAUTHENTICATED', requestId } }] });

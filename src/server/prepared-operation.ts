@@ -27,11 +27,21 @@ export interface PreparedOperation {
 export type Preparation = PreparedOperation | { errors: readonly GraphQLError[] };
 
 /**
+ * The bulk door for one operation, asked before anything is parsed: the function that gives its
+ * place back once the operation has run, or the refusal to answer (OVERLOADED).
+ */
+export type OperationDoor = () => Promise<(() => void) | GraphQLError>;
+
+const noPlace = () => undefined;
+
+/**
  * The one pipeline for operations outside Yoga's HTTP handler (graphql-ws, graphql-sse's single
  * connection mode): the trusted document, then Yoga's envelop (so the plugins of HTTP apply:
  * limits, authorization, masking, metrics), parse, validate and context. Each step that refuses
  * answers errors and stops; nothing past a refusal runs. Rules every transport must share go here,
- * in this order: before parsing, nothing costly has happened yet.
+ * in this order: before parsing, nothing costly has happened yet. First of all, `door`: the bulk
+ * door of HTTP, by the message's byte length (a large operation waits for a place, or is refused,
+ * and holds it until it has run).
  *
  * `scope` is what the transport hands Yoga's context: the HTTP request (SSE), or the socket's
  * credential and a request id (WebSocket).
@@ -41,7 +51,21 @@ export async function prepareOperation(
   trusted: TrustedDocuments,
   params: OperationParams,
   scope: Record<string, unknown>,
+  door?: OperationDoor,
 ): Promise<Preparation> {
+  const place = door ? await door() : noPlace;
+  if (place instanceof GraphQLError) return { errors: [place] };
+  try {
+    const prepared = await prepareAdmitted(yoga, trusted, params, scope);
+    if ('errors' in prepared) place();
+    return 'errors' in prepared ? prepared : { ...prepared, run: () => prepared.run().finally(place) };
+  } catch (error) {
+    place();
+    throw error;
+  }
+}
+
+async function prepareAdmitted(yoga: Envelops, trusted: TrustedDocuments, params: OperationParams, scope: Record<string, unknown>): Promise<Preparation> {
   const resolved = trusted.resolve(params);
   if (resolved instanceof GraphQLError) return { errors: [resolved] };
   const enveloped = yoga.getEnveloped({ ...scope, params: { ...params, query: resolved.query } });

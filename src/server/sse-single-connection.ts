@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { ExecutionResult } from 'graphql';
 import { TOKEN_HEADER_KEY, TOKEN_QUERY_KEY } from 'graphql-sse';
+import type { StreamTokens } from './stream-tokens.js';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin } from 'graphql-yoga';
 import type { Authenticator } from '../auth/authenticate.js';
@@ -21,7 +21,7 @@ import { prepareOperation } from './prepared-operation.js';
  * streams on the server. Streams live in this instance's memory: clients of this mode need session
  * affinity behind a load balancer.
  */
-export function useSingleConnectionSSE(options: { endpoint: string; authenticator: Authenticator; trusted: TrustedDocuments }): Plugin {
+export function useSingleConnectionSSE(options: { endpoint: string; authenticator: Authenticator; trusted: TrustedDocuments; streamTokens: StreamTokens }): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
   let handler: ((request: Request) => Promise<Response>) | null = null;
   return {
@@ -33,7 +33,7 @@ export function useSingleConnectionSSE(options: { endpoint: string; authenticato
               return request.headers.get(TOKEN_HEADER_KEY) ?? new URL(request.url).searchParams.get(TOKEN_QUERY_KEY) ?? undefined;
             }
             const { viewer, problem } = await options.authenticator.authenticate(request.headers.get('authorization') ?? null);
-            if (viewer) return randomUUID();
+            if (viewer) return options.streamTokens.issue();
             const refusal = errorResponse(unauthenticated(problem), 401);
             return [refusal.body, { status: refusal.status, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8' } }];
           },

@@ -19,6 +19,7 @@ import { useMultipartSubscriptions } from './multipart-subscriptions.js';
 import { useBulkDecoded } from './bulk-decoded.js';
 import { useSignalShedding } from './shed-signals.js';
 import { useSingleConnectionSSE } from './sse-single-connection.js';
+import type { StreamTokens } from './stream-tokens.js';
 import { useStrictUtf8Body } from './utf8-body.js';
 
 export interface RequestScope {
@@ -43,6 +44,7 @@ export function createGraphQLServer(
   authenticator: Authenticator,
   requestScope: AsyncLocalStorage<RequestScope>,
   trusted: TrustedDocuments,
+  streamTokens: StreamTokens,
   operationLimits: OperationLimitsPlugin = useOperationLimits,
 ): Yoga {
   const limits = config.graphql;
@@ -85,7 +87,7 @@ export function createGraphQLServer(
     },
     plugins: [
       // Before the CSRF check: its PUT/DELETE and token-carrying requests are not browser forms.
-      useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted }),
+      useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted, streamTokens }),
       useJsonBodies(GRAPHQL_ENDPOINT),
       useStrictUtf8Body(),
       useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),

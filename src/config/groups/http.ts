@@ -16,6 +16,11 @@ export const http = group({
     'comma-separated origins allowed to call from browsers (and to embed the settings page)',
   ),
   bodyLimitBytes: setting('BODY_LIMIT_BYTES', bytes.default(1024 * 1024), 'largest request body, and largest WebSocket message'),
+  webSocketOperationsPerSocket: setting(
+    'WEBSOCKET_OPERATIONS_PER_SOCKET_MAX',
+    count(1, 10_000).default(16),
+    'operations in flight on one WebSocket (queries, mutations, open subscriptions); beyond them `OVERLOADED`',
+  ),
 });
 
 /**

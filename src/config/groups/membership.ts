@@ -19,8 +19,8 @@ export const cache = group({
   resyncMs: setting('CACHE_RESYNC_MS', milliseconds.default(60_000), 'period of the backstop resync of the membership cache'),
 });
 
-/** Caps on `communityLayerStatusChanged` streams, per watched user and per instance. */
+/** Caps on subscription streams (`communityLayerStatusChanged`, `communityPurgeProgress`), per followed user and per instance. */
 export const subscriptions = group({
-  perUser: setting('SUBSCRIPTIONS_PER_USER_MAX', count(1, 1000).default(8), '`communityLayerStatusChanged` streams watching one user, per instance'),
-  perInstance: setting('SUBSCRIPTIONS_MAX', count(1, 1_000_000).default(10_000), '`communityLayerStatusChanged` streams per instance'),
+  perUser: setting('SUBSCRIPTIONS_PER_USER_MAX', count(1, 1000).default(8), 'subscription streams following one user (status and purge progress together), per instance'),
+  perInstance: setting('SUBSCRIPTIONS_MAX', count(1, 1_000_000).default(10_000), 'subscription streams per instance (status and purge progress together)'),
 });

@@ -27,6 +27,14 @@ export interface Channel {
 
 export type OpenChannel = (handlers: ChannelHandlers) => Channel;
 
+/** Another channel on the same session (one LISTEN connection per instance, whatever it follows). */
+export interface AlsoListened {
+  channel: string;
+  onNotification(payload: string): void;
+  /** After every (re)LISTEN: notifications sent meanwhile are gone, so re-read what is followed. */
+  onListening(): void;
+}
+
 export interface ChannelListenerOptions extends ChannelHandlers {
   /** Where to connect: the listener follows the primary like every other connection. */
   endpoint: DatabaseEndpoint;
@@ -37,6 +45,7 @@ export interface ChannelListenerOptions extends ChannelHandlers {
   backoffMaxMs: number;
   logger: Logger;
   onStateChange?(state: ListenerState): void;
+  also?: readonly AlsoListened[];
 }
 
 /**
@@ -92,16 +101,20 @@ export class ChannelListener implements Channel {
     // Handlers go on before anything can fail: an unhandled 'error' would crash the process.
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, 'connection ended'));
+    const also = this.options.also ?? [];
     client.on('notification', (message) => {
-      if (this.client === client && message.channel === this.options.channel && message.payload) {
-        this.options.onNotification(message.payload);
-      }
+      if (this.client !== client || !message.payload) return;
+      if (message.channel === this.options.channel) this.options.onNotification(message.payload);
+      else also.find((other) => other.channel === message.channel)?.onNotification(message.payload);
     });
     this.client = client;
     try {
       await client.connect();
-      await client.query(`LISTEN ${client.escapeIdentifier(this.options.channel)}`);
+      for (const channel of [this.options.channel, ...also.map((other) => other.channel)]) {
+        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      }
       await this.options.onListening();
+      for (const other of also) other.onListening();
       if (this.client !== client || this.isStopped()) return;
       this.attempt = 0;
       this.startHeartbeat(client);
