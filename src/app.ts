@@ -17,10 +17,12 @@ import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trus
 import { membershipSource } from './membership/membership.store.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './observability/metrics.js';
+import { startTracing } from './observability/tracing.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
 import { EventLoopLoad } from './server/event-loop-load.js';
 import { createHttpServer } from './server/http.js';
+import { requestObserver } from './server/request-observer.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './observability/logger.js';
 import { createGraphQLWebSocket } from './server/websocket.js';
@@ -57,13 +59,18 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const metrics = new Metrics();
+  // Off (a no-op tracer, no SDK) unless an OTLP endpoint is configured.
+  const tracing = startTracing(config.tracing, instanceId);
+  const tracer = tracing.tracer;
+  const traced = tracing.enabled ? { tracer } : {};
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
   const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
-  const database = connectDatabase({ url: config.database.url, poolMax: config.database.poolMax, logger, limits: config.database });
+  const database = connectDatabase({ url: config.database.url, poolMax: config.database.poolMax, logger, limits: config.database, ...traced });
   const membership = new MembershipSync({
     source: membershipSource(database.db),
     logger,
+    tracer,
     ...config.cache,
     // A session connection of its own for LISTEN (never a transaction pooler).
     openChannel: (handlers) =>
@@ -76,23 +83,28 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       }),
   });
   metrics.observe(membership, database.pool);
+  const requestScope = new AsyncLocalStorage<RequestScope>();
   const signals = new SignalBatcher({
     db: database.db,
     logger,
     metrics,
+    tracer,
+    onAccepted: (count) => {
+      const record = requestScope.getStore()?.record;
+      if (record) record.signals += count;
+    },
     isLeft: (userId) => membership.cache.isLeft(userId),
     ...config.signals,
   });
   const statusFeed = new MembershipStatusFeed(database.db, membership, config.subscriptions, logger);
   metrics.observeSubscriptions(statusFeed);
   // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
-  const purgeDatabase = connectDatabase({ url: config.database.url, poolMax: 1, logger, limits: config.database });
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
+  const purgeDatabase = connectDatabase({ url: config.database.url, poolMax: 1, logger, limits: config.database, ...traced });
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, tracer);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
-  const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
-  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, options.operationLimits);
+  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, tracer, options.operationLimits);
   const webSocket = createGraphQLWebSocket({
     yoga,
     trusted,
@@ -114,6 +126,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     bulkAdmission,
     overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
     metrics: metrics.registry,
+    observe: requestObserver({ tracer, logger, accessLogSample: config.accessLog.sample }),
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,
     isShuttingDown: () => shuttingDown,
@@ -163,6 +176,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       } catch (error) {
         // A refused start leaves nothing open behind it.
         await database.close();
+        await tracing.shutdown();
         throw error;
       }
       // In the background: an unreachable identity provider delays readiness, not the start.
@@ -185,6 +199,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       eventLoop.stop();
       await membership.stop();
       await database.close();
+      // Last: exports the spans of everything above.
+      await tracing.shutdown();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
@@ -16,8 +17,9 @@ export class PurgeJobs {
     workerDb: Kysely<Database>,
     logger: Logger,
     private readonly config: Config['purge'],
+    tracer: Tracer,
   ) {
-    this.worker = new PurgeWorker({ db: workerDb, logger, chunkSize: config.chunkSize, chunkPauseMs: config.chunkPauseMs, pollMs: config.pollMs });
+    this.worker = new PurgeWorker({ db: workerDb, logger, tracer, chunkSize: config.chunkSize, chunkPauseMs: config.chunkPauseMs, pollMs: config.pollMs });
   }
 
   /** Resumes whatever purge a crash or restart left running, then waits for new ones. */

@@ -2,11 +2,13 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
+import { context } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { overloaded } from '../graphql/errors.js';
 import { errorResponse } from '../graphql/public-result.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { BulkAdmission } from './bulk-admission.js';
+import type { RequestObserver } from './request-observer.js';
 import type { GraphQLWebSocket } from './websocket.js';
 import { GRAPHQL_ENDPOINT, type RequestScope, type Yoga } from './yoga.js';
 
@@ -26,6 +28,8 @@ export interface HttpServerOptions {
   bulkAdmission: BulkAdmission;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
   metrics: Registry;
+  /** The request's span and access-log line (not for the probes and /metrics). */
+  observe: RequestObserver;
   /** Extra pages (the settings page); answers true when it served the path. */
   pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
@@ -45,13 +49,18 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/metrics') return void sendMetrics(res, options.metrics);
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
+    const observed = options.observe(req, res, requestId, path);
     if (req.method === 'GET' && path.startsWith('/settings')) {
       return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
     options.bulkAdmission.admit(req, res, {
-      enter: (decoded) => options.requestScope.run({ requestId, decoded }, () => void options.yoga(req, res, { requestId })),
+      // In the request's own trace context even when the door lets it in later, from another request's turn.
+      enter: (decoded) =>
+        context.with(observed.context, () =>
+          options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(req, res, { requestId })),
+        ),
       refuse: () => {
         options.overloaded.onRefused();
         refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);

@@ -1,4 +1,5 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
+import type { Tracer } from '@opentelemetry/api';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
@@ -13,6 +14,8 @@ import { useOperationLimits, type OperationLimits } from '../graphql/limits/oper
 import { schema } from '../api/schema.js';
 import { TRUSTED_DOCUMENT_ERRORS, type TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 import { useOperationMetrics } from './operation-metrics.js';
+import { useOperationTracing } from './operation-tracing.js';
+import type { RequestRecord } from './request-observer.js';
 import { graphiql } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
@@ -27,6 +30,8 @@ export interface RequestScope {
   authorization?: string | null;
   /** Frees the request's place at the bulk door (see useBulkDecoded). */
   decoded?: () => void;
+  /** What the access log tells of the request (HTTP requests only). */
+  record?: RequestRecord;
 }
 
 export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
@@ -43,6 +48,7 @@ export function createGraphQLServer(
   authenticator: Authenticator,
   requestScope: AsyncLocalStorage<RequestScope>,
   trusted: TrustedDocuments,
+  tracer: Tracer,
   operationLimits: OperationLimitsPlugin = useOperationLimits,
 ): Yoga {
   const limits = config.graphql;
@@ -100,6 +106,7 @@ export function createGraphQLServer(
       }),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
+      useOperationTracing(tracer, requestScope),
       useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),
       useBulkDecoded(requestScope),
       operationLimits({

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { context, SpanStatusCode, trace, type SpanContext, type Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
@@ -32,6 +33,8 @@ interface Job {
   eventIds: readonly string[];
   /** Per signal: an earlier attempt whose outcome is unknown may have stored it for this request. */
   maybeStored: boolean[];
+  /** The span of the request that submitted it, linked from its group's span. */
+  requestSpan: SpanContext | undefined;
   resolve(outcomes: SignalOutcome[]): void;
   reject(error: unknown): void;
 }
@@ -40,6 +43,9 @@ export interface SignalBatcherOptions {
   db: Kysely<Database>;
   logger: Logger;
   metrics: Metrics;
+  tracer: Tracer;
+  /** Told of each accepted submission, in the submitter's async context (the access log counts them). */
+  onAccepted?(signals: number): void;
   /** The in-memory gate. */
   isLeft(userId: string): boolean;
   maxBatchSize: number;
@@ -111,10 +117,12 @@ export class SignalBatcher {
     return new Promise((resolve, reject) => {
       // A signal without the client's event id gets one here, so that no resend can store it twice.
       const eventIds = signals.map((signal) => signal.eventId ?? randomUUID());
-      const job: Job = { signals, abandoned, eventIds, maybeStored: signals.map(() => false), resolve, reject };
+      const requestSpan = trace.getSpanContext(context.active());
+      const job: Job = { signals, abandoned, eventIds, maybeStored: signals.map(() => false), requestSpan, resolve, reject };
       this.queue.push(job);
       this.queuedSignals += signals.length;
       abandoned?.addEventListener('abort', () => this.dropIfQueued(job), { once: true });
+      this.options.onAccepted?.(signals.length);
       this.scheduleFlush();
     });
   }
@@ -161,12 +169,22 @@ export class SignalBatcher {
   private async runGroup(jobs: Job[]): Promise<void> {
     this.inFlight++;
     try {
-      if (jobs.length > 0) await this.write(jobs);
+      if (jobs.length > 0) await this.traced(jobs, () => this.write(jobs));
     } finally {
       this.inFlight--;
       if (this.queue.length > 0) this.scheduleFlush();
       else this.notifyIfIdle();
     }
+  }
+
+  /**
+   * One span per group, in a trace of its own (a group serves many requests, so it is no one
+   * request's child), linked to the span of each request it carries; its statements are its children.
+   */
+  private traced(jobs: readonly Job[], write: () => Promise<void>): Promise<void> {
+    const links = jobs.flatMap((job) => (job.requestSpan ? [{ context: job.requestSpan }] : []));
+    const attributes = { 'signals.count': jobs.reduce((sum, job) => sum + job.signals.length, 0), 'signals.requests': jobs.length };
+    return this.options.tracer.startActiveSpan('signals group commit', { root: true, links, attributes }, (span) => write().finally(() => span.end()));
   }
 
   private notifyIfIdle(): void {
@@ -182,6 +200,7 @@ export class SignalBatcher {
         offset += job.signals.length;
       }
     } catch (error) {
+      trace.getActiveSpan()?.setStatus({ code: SpanStatusCode.ERROR });
       if (jobs.length === 1) {
         jobs[0]!.reject(error);
         return;
