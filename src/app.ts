@@ -25,8 +25,9 @@ import { createHttpServer } from './server/http.js';
 import { requestObserver } from './server/request-observer.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './observability/logger.js';
+import { graphiql } from './server/graphiql.js';
 import { createGraphQLWebSocket } from './server/websocket.js';
-import { createGraphQLServer, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
+import { createGraphQLServer, CSRF_HEADER, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
 import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { projectRoot } from './util/project-root.js';
@@ -104,7 +105,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
-  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, tracer, options.operationLimits);
+  const page = config.graphql.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
+  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, tracer, page, options.operationLimits);
+  const settingsPage = createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) });
   const webSocket = createGraphQLWebSocket({
     yoga,
     trusted,
@@ -127,7 +130,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
     metrics: metrics.registry,
     observe: requestObserver({ tracer, logger, accessLogSample: config.accessLog.sample }),
-    pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
+    pages: async (path, req, res) => (await page?.assets.serve(path, req, res)) || settingsPage(path, res),
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [

@@ -30,8 +30,8 @@ export interface HttpServerOptions {
   metrics: Registry;
   /** The request's span and access-log line (not for the probes and /metrics). */
   observe: RequestObserver;
-  /** Extra pages (the settings page); answers true when it served the path. */
-  pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
+  /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
+  pages: (pathname: string, req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
 }
 
@@ -50,8 +50,8 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     if (path === '/metrics') return void sendMetrics(res, options.metrics);
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
     const observed = options.observe(req, res, requestId, path);
-    if (req.method === 'GET' && path.startsWith('/settings')) {
-      return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
+    if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
+      return void options.pages(path, req, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });

@@ -44,7 +44,7 @@ export function requestObserver(options: RequestObserverOptions): RequestObserve
     const writtenBefore = socket.bytesWritten;
     const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
     const method = req.method ?? 'GET';
-    const route = ROUTES.has(path) ? path : path.startsWith('/settings/') ? '/settings/*' : null;
+    const route = ROUTES.has(path) ? path : path.startsWith('/settings/') ? '/settings/*' : path.startsWith('/graphiql/assets/') ? '/graphiql/assets/*' : null;
     const span = options.tracer.startSpan(route ? `${method} ${route}` : method, {
       kind: SpanKind.SERVER,
       attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: path, ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}), 'http.request.id': requestId },

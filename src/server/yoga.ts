@@ -16,7 +16,7 @@ import { TRUSTED_DOCUMENT_ERRORS, type TrustedDocuments } from '../graphql/trust
 import { useOperationMetrics } from './operation-metrics.js';
 import { useOperationTracing } from './operation-tracing.js';
 import type { RequestRecord } from './request-observer.js';
-import { graphiql } from './graphiql.js';
+import type { GraphiQLPage } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
 import { useBulkDecoded } from './bulk-admission.js';
@@ -49,10 +49,11 @@ export function createGraphQLServer(
   requestScope: AsyncLocalStorage<RequestScope>,
   trusted: TrustedDocuments,
   tracer: Tracer,
+  /** GraphiQL on GET with `Accept: text/html`, or null (off). */
+  page: GraphiQLPage | null,
   operationLimits: OperationLimitsPlugin = useOperationLimits,
 ): Yoga {
   const limits = config.graphql;
-  const page = limits.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
   return createYoga<RequestScope, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
