@@ -8,6 +8,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export interface ServerProcesses {
   /** GraphQL endpoint of each process. */
   urls: string[];
+  /** Process id of each (CPU accounting). */
+  pids: number[];
   /** Messages the processes send over IPC (bench/server-process.ts reports applied changes). */
   onMessage(handler: (message: unknown, index: number) => void): void;
   stop(): Promise<void>;
@@ -63,6 +65,7 @@ export async function startServerProcesses(options: ProcessOptions): Promise<Ser
   }
   return {
     urls,
+    pids: children.map((child) => child.pid!),
     onMessage: (handler) => children.forEach((child, index) => child.on('message', (message) => handler(message, index))),
     stop,
   };

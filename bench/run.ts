@@ -13,6 +13,7 @@ import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
 import { tokenVerification } from './cases/token-verification.js';
+import { tracingCost } from './cases/tracing-cost.js';
 import { startCluster } from './cluster.js';
 import { markdownTable, summaryLine, writeResults } from './report.js';
 
@@ -77,6 +78,7 @@ const CASES: readonly Case[] = [
   purge,
   processThroughput,
   costModel,
+  tracingCost,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
