@@ -1,15 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { createApp, type App, type AppOptions } from '../src/app.js';
+import type { App, AppOptions } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { loadConfig, resolveConfig } from '../src/config/config.js';
-import { connectDatabase } from '../src/db/database.js';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { migrateToLatest } from '../src/db/migrations/migrate.js';
-import { createLogger } from '../src/observability/logger.js';
+import { startTemporaryPostgres } from '../src/db/temporary-postgres.js';
+import { cloneDatabase, migratedTemplate } from '../test/support/databases.js';
+import { eventually } from '../test/support/eventually.js';
+import { postGraphQL } from '../test/support/graphql-client.js';
+import { startApp as startConfiguredApp } from '../test/support/start-app.js';
 import { databaseCpuSeconds, type DatabaseCpu } from './database-cpu.js';
 import { startServerProcesses, type ServerProcesses } from './processes.js';
 
@@ -35,35 +32,22 @@ export interface Cluster {
 }
 
 export async function startCluster(): Promise<Cluster> {
-  const parent = await mkdtemp(join(tmpdir(), 'cl-bench-'));
-  const embedded = await startEmbeddedPostgres({ dataDir: join(parent, 'pg'), database: TEMPLATE, persistent: false, log: () => {} });
+  const embedded = await startTemporaryPostgres('postgres');
   const apps = new Set<App>();
   const clients = new Set<pg.Client>();
   const processes = new Set<ServerProcesses>();
-  try {
-    const database = connectDatabase({ url: embedded.url, poolMax: 2, logger: createLogger({ env: 'test', logLevel: 'silent' }) });
-    await migrateToLatest(database.db).finally(() => database.close());
-  } catch (error) {
+  await migratedTemplate(embedded.url, TEMPLATE).catch(async (error: unknown) => {
     await embedded.stop();
-    await rm(parent, { recursive: true, force: true });
     throw error;
-  }
+  });
   const token = await mintToken(SECRET, { sub: '1', scope: 'community:admin signals:write', expiresIn: '2h' });
 
   const cluster: Cluster = {
     token,
-    async freshDatabase() {
-      const name = `bench_${randomBytes(4).toString('hex')}`;
-      // Cloning needs the template free of sessions, so the statement runs from "postgres".
-      const admin = await cluster.sqlClient(withDatabase(embedded.url, 'postgres'));
-      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`);
-      return withDatabase(embedded.url, name);
-    },
+    freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
     async startApp(databaseUrl, options = {}) {
-      const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent' });
-      const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: SECRET } }), options);
+      const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options });
       apps.add(app);
-      await app.start();
       return app;
     },
     async stopApp(app) {
@@ -98,16 +82,9 @@ export async function startCluster(): Promise<Cluster> {
     async stop() {
       await cluster.endCase();
       await embedded.stop();
-      await rm(parent, { recursive: true, force: true });
     },
   };
   return cluster;
-}
-
-function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }
 
 /**
@@ -115,26 +92,14 @@ function withDatabase(url: string, database: string): string {
  * so a case cannot count a failure as a result.
  */
 export async function graphql(target: Pick<App, 'url'>, token: string, query: string, variables: Record<string, unknown>): Promise<any> {
-  const response = await fetch(target.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  const result = (await response.json()) as { data?: unknown; errors?: { message: string }[] };
-  if (response.status !== 200 || result.errors) throw new Error(`GraphQL ${response.status}: ${JSON.stringify(result.errors)}`);
+  const result = await postGraphQL(target.url, query, variables, token);
+  if (result.status !== 200 || result.errors) throw new Error(`GraphQL ${result.status}: ${JSON.stringify(result.errors)}`);
   return result.data;
 }
 
 /** Makes users LEFT in one statement, as an operator would, and waits until every cache knows. */
 export async function leaveUsers(client: pg.Client, userIds: string[], apps: App[]): Promise<void> {
   await client.query('SELECT leave_community_layer(u::u64) FROM unnest($1::text[]) AS u', [userIds]);
-  await eventually(() => apps.every((app) => app.services.membership.cache.size === userIds.length));
+  await eventually(() => apps.every((app) => app.services.membership.cache.size === userIds.length), 30_000);
 }
 
-async function eventually(check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

@@ -1,9 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { freePort } from '../src/util/free-port.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+import { startServerProcess, type ServerProcess } from '../test/support/server-process.js';
 
 export interface ServerProcesses {
   /** GraphQL endpoint of each process. */
@@ -23,61 +18,28 @@ export interface ProcessOptions {
   environment: Record<string, string>;
   /** Node.js options for every process (e.g. `--cpu-prof`). */
   execArgv?: string[];
-  /** Called with each line a process writes to stderr (start-up failures). */
-  log?: (line: string) => void;
+  /** Called with the processes' output as it comes (warnings, start-up failures). */
+  echo?: (text: string) => void;
 }
 
 /**
- * N real server processes (`src/main.ts` under tsx, one event loop each) on one database, each on
- * its own loopback port; resolves once every /readyz answers 200.
+ * N real server processes (one event loop each, test/support/server-process.ts) on one database,
+ * each on its own loopback port; resolves once every /readyz answers 200.
  */
 export async function startServerProcesses(options: ProcessOptions): Promise<ServerProcesses> {
-  const children: ChildProcess[] = [];
-  const urls: string[] = [];
-  const stop = async () => {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-          }),
-      ),
-    );
-  };
-  try {
-    for (let i = 0; i < options.count; i++) {
-      const port = await freePort();
-      const child = spawn(process.execPath, [...(options.execArgv ?? []), '--import', 'tsx', path.join(ROOT, options.entry)], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-        env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...options.environment },
-      });
-      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => chunk.split('\n').filter(Boolean).forEach((line) => options.log?.(line)));
-      children.push(child);
-      urls.push(`http://127.0.0.1:${port}/graphql`);
-    }
-    await Promise.all(urls.map((url, i) => ready(url, children[i]!)));
-  } catch (error) {
+  const { count, ...server } = options;
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startServerProcess({ ...server, ipc: true })));
+  const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  const stop = async () => void (await Promise.all(servers.map((instance: ServerProcess) => instance.stop('SIGTERM'))));
+  const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+  if (failed) {
     await stop();
-    throw error;
+    throw failed.reason;
   }
   return {
-    urls,
-    pids: children.map((child) => child.pid!),
-    onMessage: (handler) => children.forEach((child, index) => child.on('message', (message) => handler(message, index))),
+    urls: servers.map((instance) => instance.url),
+    pids: servers.map((instance) => instance.child.pid!),
+    onMessage: (handler) => servers.forEach((instance, index) => instance.child.on('message', (message) => handler(message, index))),
     stop,
   };
-}
-
-async function ready(url: string, child: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server process for ${url} exited with ${child.exitCode}`);
-    const status = await fetch(new URL('/readyz', url)).then((response) => response.status, () => 0);
-    if (status === 200) return;
-    if (Date.now() > deadline) throw new Error(`${url} not ready within 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

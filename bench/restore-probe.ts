@@ -16,7 +16,7 @@ export interface RestoreProbe {
 
 // Runs in a child process: the peak RSS of the bench process itself says nothing about one start.
 process.once('message', async (databaseUrl: string) => {
-  const config = loadConfig({ NODE_ENV: 'test', PORT: '0', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent' });
   const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: randomBytes(32).toString('base64url') } }));
   const peakRssBeforeBytes = process.resourceUsage().maxRSS * 1024;
   const started = performance.now();

@@ -1,12 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { startServerProcesses } from '../bench/processes.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { startEmbeddedPostgres } from '../src/db/embedded.js';
+import { startTemporaryPostgres } from '../src/db/temporary-postgres.js';
 import { startPgBouncer } from '../test/support/pgbouncer.js';
 
 /**
@@ -19,9 +16,7 @@ const instances = Number(values.instances);
 if (!Number.isInteger(instances) || instances < 1 || instances > 64) throw new Error('--instances must be an integer from 1 to 64');
 
 const LIMITS = { statement_timeout: '15s', lock_timeout: '5s', idle_in_transaction_session_timeout: '15s' };
-const parent = await mkdtemp(path.join(tmpdir(), 'community-layer-cluster-'));
-await chmod(parent, 0o755);
-const database = await startEmbeddedPostgres({ dataDir: path.join(parent, 'pg'), database: 'community_layer', persistent: false, log: () => undefined });
+const database = await startTemporaryPostgres('community_layer');
 if (values.pgbouncer) {
   // A transaction pooler passes no session settings: the role carries the limits (DB_SESSION_LIMITS=server),
   // set before PgBouncer opens its first server session.
@@ -39,11 +34,10 @@ const stopAll = async () => {
   await processes?.stop();
   await pgbouncer?.stop();
   await database.stop();
-  await rm(parent, { recursive: true, force: true });
 };
 let processes: Awaited<ReturnType<typeof startServerProcesses>> | undefined;
 try {
-  processes = await startServerProcesses({ count: instances, entry: 'src/main.ts', environment, log: (line) => process.stderr.write(`${line}\n`) });
+  processes = await startServerProcesses({ count: instances, entry: 'src/main.ts', environment, echo: (text) => process.stderr.write(text) });
 } catch (error) {
   await stopAll();
   throw error;

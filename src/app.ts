@@ -10,11 +10,12 @@ import { checkListenSession } from './db/listen/listen-check.js';
 import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
-import { migrateToLatest } from './db/migrations/migrate.js';
+import { migrateOverSession } from './db/migrations/migrate.js';
 import { checkSessionLimits } from './db/session-limits.js';
+import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
-import { membershipSource } from './membership/membership.store.js';
+import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './observability/metrics.js';
 import { startTracing } from './observability/tracing.js';
@@ -22,12 +23,13 @@ import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
 import { EventLoopLoad } from './server/event-loop-load.js';
 import { createHttpServer } from './server/http.js';
-import { requestObserver } from './server/request-observer.js';
+import { countSignals, requestObserver } from './server/request-observer.js';
+import { createMetricsServer } from './server/metrics-server.js';
 import { drain, listen } from './server/lifecycle.js';
 import { createLogger } from './observability/logger.js';
 import { graphiql } from './server/graphiql.js';
 import { createGraphQLWebSocket } from './server/websocket.js';
-import { createGraphQLServer, CSRF_HEADER, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
+import { createGraphQLServer, CSRF_HEADER, GRAPHQL_ENDPOINT, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
 import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { projectRoot } from './util/project-root.js';
@@ -39,6 +41,8 @@ export interface App {
   stop(): Promise<void>;
   /** The GraphQL endpoint, once started. */
   readonly url: string;
+  /** Where Prometheus scrapes, once started (its own listener: METRICS_HOST, METRICS_PORT). */
+  readonly metricsUrl: string;
   readonly services: Services;
   /** Distinguishes instances in logs and in pg_stat_activity.application_name. */
   readonly instanceId: string;
@@ -60,9 +64,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const metrics = new Metrics();
-  // Off (a no-op tracer, no SDK) unless an OTLP endpoint is configured.
   const tracing = startTracing(config.tracing, instanceId);
-  const tracer = tracing.tracer;
+  const { tracer } = tracing;
   const traced = tracing.enabled ? { tracer } : {};
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
@@ -86,14 +89,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   metrics.observe(membership, database.pool);
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const signals = new SignalBatcher({
-    db: database.db,
-    logger,
-    metrics,
-    tracer,
-    onAccepted: (count) => {
-      const record = requestScope.getStore()?.record;
-      if (record) record.signals += count;
-    },
+    db: database.db, logger, metrics, tracer,
+    onAccepted: countSignals(requestScope),
     isLeft: (userId) => membership.cache.isLeft(userId),
     ...config.signals,
   });
@@ -127,33 +124,21 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     webSocket,
     bodyLimitBytes: config.http.bodyLimitBytes,
     bulkAdmission,
+    authenticator,
     overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
-    metrics: metrics.registry,
     observe: requestObserver({ tracer, logger, accessLogSample: config.accessLog.sample }),
     pages: async (path, req, res) => (await page?.assets.serve(path, req, res)) || settingsPage(path, res),
     requestScope,
     isShuttingDown: () => shuttingDown,
     readiness: [
-      { name: 'database', check: async () => (await sql`SELECT 1`.execute(database.db), true) },
+      { name: 'database', check: () => acceptsWrites(database.db) },
       { name: 'membershipCache', check: async () => membership.inSync },
       { name: 'authKeys', check: async () => keys.loaded },
     ],
   });
+  const metricsServer = createMetricsServer(metrics.registry);
   let url = '';
-
-  /**
-   * Kysely's migration lock is a session advisory lock (pg_advisory_lock … pg_advisory_unlock in
-   * separate statements): through a transaction pooler the unlock may reach another server session
-   * and the lock would leak. Migrations therefore use a short-lived session on the listen URL.
-   */
-  const migrateOverSession = async (): Promise<string[]> => {
-    const session = connectDatabase({ url: config.database.listenUrl, poolMax: 1, logger });
-    try {
-      return await migrateToLatest(session.db);
-    } finally {
-      await session.close();
-    }
-  };
+  let metricsUrl = '';
 
   return {
     services,
@@ -161,10 +146,14 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     get url() {
       return url;
     },
+    get metricsUrl() {
+      return metricsUrl;
+    },
     async start() {
       try {
         await checkSessionLimits(database.db, config.database);
-        const applied = await migrateOverSession();
+        // Never over a transaction pooler: see migrateOverSession.
+        const applied = await migrateOverSession(config.database.listenUrl, logger);
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
         if (options.membershipSync !== false) {
           await checkListenSession({
@@ -185,7 +174,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // In the background: an unreachable identity provider delays readiness, not the start.
       keys.start();
       eventLoop.start(() => bulkAdmission.next());
-      url = await listen(server, config.http.port, config.http.host);
+      metricsUrl = `${await listen(metricsServer, config.metrics.port, config.metrics.host)}/metrics`;
+      url = `${await listen(server, config.http.port, config.http.host)}${GRAPHQL_ENDPOINT}`;
     },
     async stop() {
       shuttingDown = true;
@@ -195,6 +185,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       purges.closeStreams();
       await webSocket.close();
       await drain(server, config.shutdown.timeoutMs);
+      // Scraped until the API has drained: the last requests still count.
+      await drain(metricsServer, config.shutdown.timeoutMs);
       await signals.drained();
       await purges.stop();
       await purgeDatabase.close();
@@ -202,7 +194,6 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       eventLoop.stop();
       await membership.stop();
       await database.close();
-      // Last: exports the spans of everything above.
       await tracing.shutdown();
     },
   };

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, resolveConfig, type Config } from './config/config.js';
-import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import { configuredDatabase, type ConfiguredDatabase } from './db/configured-database.js';
+import { EmbeddedStartError, type EmbeddedDatabase } from './db/embedded.js';
 import { createApp, type App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey } from './auth/tokens.js';
@@ -11,10 +12,11 @@ async function main(): Promise<void> {
   const config = readConfig();
   const logger = createLogger(config);
   const started = performance.now();
-  let embedded: Promise<EmbeddedDatabase | null> = Promise.resolve(null);
-  const stopEmbedded = async () => (await embedded.catch(() => null))?.stop();
+  if (!config.database.url) logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
+  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }));
+  const stopEmbedded = async () => (await starting.catch(() => null))?.embedded?.stop();
   let app: App | null = null;
-  // Installed first: a signal during start-up must still stop the embedded database.
+  // Installed before the wait: a signal during start-up must still stop the embedded database.
   const stop = onStopSignals(logger, {
     drain: async () => {
       await app?.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
@@ -22,16 +24,7 @@ async function main(): Promise<void> {
     },
     stopNow: stopEmbedded,
   });
-  if (!config.database.url) {
-    logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
-    embedded = startEmbeddedPostgres({
-      dataDir: config.database.embeddedDataDir,
-      database: 'community_layer',
-      persistent: true,
-      log: (message) => logger.debug({ postgres: message.trim() }),
-    });
-  }
-  const database = await embedded;
+  const { url: databaseUrl, embedded: database } = await starting;
   if (database) {
     logger.info(
       { databaseUrl: database.url.replace(/:[^:@/]+@/, ':***@'), dataDir: database.pgdata, binaries: database.binaries },
@@ -42,7 +35,7 @@ async function main(): Promise<void> {
   const authKey = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
   const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
   app = createApp(
-    resolveConfig(config, { databaseUrl: config.database.url ?? database!.url, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
+    resolveConfig(config, { databaseUrl, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
     { logger },
   );
   try {

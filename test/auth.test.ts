@@ -137,6 +137,27 @@ describe('authorization matrix', () => {
       await lenient.stop();
     }
   });
+
+  it('refuses a token that lives longer than AUTH_TOKEN_MAX_LIFETIME_MS (24 h by default), from iat or from now, and writes nothing', async () => {
+    const query = `mutation { leaveCommunityLayer { status } }`;
+    const sign = (claims: Record<string, unknown>) => new SignJWT({ sub: SELF, ...claims }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET));
+    const now = Math.floor(Date.now() / 1000);
+    const tooLong = [
+      await sign({ exp: 1e308 }),
+      await sign({ iat: now, exp: now + 25 * 3600 }),
+      // An old iat does not stretch the window: exp is also measured from now.
+      await sign({ iat: now - 3600, exp: now + 24 * 3600 + 60 }),
+    ];
+    const before = await rowCounts(db);
+    for (const jwt of tooLong) {
+      const { errors } = await gql(app, query, undefined, jwt);
+      expect(errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
+      expect(errors?.[0]?.message).toMatch(/exp is more than 24 h after its iat or now/);
+    }
+    expect(await rowCounts(db)).toEqual(before);
+    const withinDay = await sign({ iat: now, exp: now + 23 * 3600, scope: '' });
+    expect((await gql(app, `{ communityLayerStatus { userId } }`, undefined, withinDay)).data?.communityLayerStatus).toEqual({ userId: SELF });
+  });
 });
 
 describe('issuer, audience and public keys', () => {

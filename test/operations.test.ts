@@ -1,14 +1,11 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { TEST_SECRET, freshDatabase, gql, sqlClient, startApp, token } from './support/harness.js';
+import { freshDatabase, gql, sqlClient, startApp, startServer, token } from './support/harness.js';
 
 const SIGNAL = `mutation Send($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;
 
 async function scrape(app: App): Promise<Map<string, number>> {
-  const text = await (await fetch(new URL('/metrics', app.url))).text();
+  const text = await (await fetch(app.metricsUrl)).text();
   const samples = new Map<string, number>();
   for (const line of text.split('\n')) {
     const match = /^([a-z_]+(?:\{[^}]*\})?) (\S+)$/.exec(line);
@@ -27,6 +24,19 @@ describe('metrics', () => {
   });
 
   afterAll(() => Promise.all([app?.stop(), other?.stop()]));
+
+  it('are served on their own loopback listener, not on the API port', async () => {
+    const api = await fetch(new URL('/metrics', app.url));
+    expect(api.status).toBe(404);
+    expect(await api.text()).not.toMatch(/community_/);
+    const metricsUrl = new URL(app.metricsUrl);
+    expect(metricsUrl.hostname).toBe('127.0.0.1');
+    expect(metricsUrl.port).not.toBe(new URL(app.url).port);
+    const scraped = await fetch(metricsUrl);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/^community_cache_in_sync 1$/m);
+    expect((await fetch(new URL('/graphql', metricsUrl))).status).toBe(404);
+  });
 
   it('move as expected after each kind of operation', async () => {
     const before = await scrape(app);
@@ -60,20 +70,8 @@ describe('metrics', () => {
 describe('graceful shutdown', () => {
   it('SIGTERM during a stream of signals: every acknowledged signal is stored, and the process exits 0', async () => {
     const databaseUrl = await freshDatabase();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = once(child, 'exit');
-    let url = '';
-    for await (const line of createInterface({ input: child.stdout })) {
-      const entry = JSON.parse(line) as { msg: string; url?: string };
-      if (entry.msg.startsWith('community-layer ready')) {
-        url = entry.url!;
-        break;
-      }
-    }
-    child.stdout.resume();
+    const server = await startServer(databaseUrl);
+    const url = server.url;
     const bearer = await token('1', 'signals:write');
     const acknowledged: string[] = [];
     let refused = 0;
@@ -95,8 +93,7 @@ describe('graceful shutdown', () => {
     };
     const clients = Array.from({ length: 16 }, (_, client) => stream(client));
     while (acknowledged.length < 200) await new Promise((resolve) => setTimeout(resolve, 10));
-    child.kill('SIGTERM');
-    const [code] = await exited;
+    const code = await server.stop('SIGTERM');
     await Promise.all(clients);
     expect(code).toBe(0);
     expect(refused).toBe(16);

@@ -1,18 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
+import type { ChildProcess } from 'node:child_process';
 import { afterAll, expect, it } from 'vitest';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded.js';
+import type { EmbeddedDatabase } from '../src/db/embedded.js';
+import { startTemporaryPostgres } from '../src/db/temporary-postgres.js';
 import { withTimeout } from '../src/util/with-timeout.js';
-import { TEST_SECRET, eventually, sqlClient, token } from './support/harness.js';
+import { eventually, sqlClient, startServer, token } from './support/harness.js';
+import type { ServerProcess } from './support/server-process.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId } }`;
 const OUTAGE_MS = 5_000;
 
 interface Instance {
+  server: ServerProcess;
   child: ChildProcess;
   url: string;
   acknowledged: string[];
@@ -25,51 +23,20 @@ interface Instance {
 
 /** A server process of its own that nothing supervises: if it dies, it stays dead. */
 async function spawnServer(databaseUrl: string): Promise<Instance> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      DATABASE_URL: databaseUrl,
-      PORT: '0',
-      AUTH_JWT_SECRET: TEST_SECRET,
-      LOG_LEVEL: 'info',
-      LISTENER_HEARTBEAT_MS: '500',
-      LISTENER_BACKOFF_MAX_MS: '500',
-      DB_ACQUIRE_TIMEOUT_MS: '1000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const entry = JSON.parse(line) as { msg: string; url?: string };
-    if (entry.msg.startsWith('community-layer ready')) {
-      child.stdout!.resume();
-      return { child, url: entry.url!, acknowledged: [], retryable: 0, unexpected: [], readiness: [] };
-    }
-  }
-  throw new Error('the server exited before it was ready');
+  const server = await startServer(databaseUrl, { LISTENER_HEARTBEAT_MS: '500', LISTENER_BACKOFF_MAX_MS: '500', DB_ACQUIRE_TIMEOUT_MS: '1000' });
+  return { server, child: server.child, url: server.url, acknowledged: [], retryable: 0, unexpected: [], readiness: [] };
 }
 
 let database: EmbeddedDatabase | undefined;
-let folder: string | undefined;
 const instances: Instance[] = [];
 
 afterAll(async () => {
-  for (const instance of instances) {
-    if (instance.child.exitCode === null) {
-      const exited = once(instance.child, 'exit');
-      instance.child.kill('SIGTERM');
-      await exited;
-    }
-  }
+  for (const instance of instances) await instance.server.stop('SIGTERM');
   await database?.stop();
-  if (folder) await rm(folder, { recursive: true, force: true });
 });
 
 it('a PostgreSQL restart and a 5 s outage under load: both processes survive, clients see only successes or 503 with Retry-After, nothing acknowledged is lost', async () => {
-  folder = await mkdtemp(path.join(tmpdir(), 'community-layer-outage-'));
-  // As root the embedded server runs as "postgres", which must be able to enter this folder.
-  await chmod(folder, 0o755);
-  database = await startEmbeddedPostgres({ dataDir: path.join(folder, 'pg'), database: 'outage', persistent: true, log: () => undefined });
+  database = await startTemporaryPostgres('outage');
   instances.push(...(await withTimeout(Promise.all([spawnServer(database.url), spawnServer(database.url)]), 120_000)));
   const bearer = await token('1', 'signals:write');
   let running = true;

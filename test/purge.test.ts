@@ -1,9 +1,6 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { TEST_SECRET, eventually, freshDatabase, gql, sqlClient, startApp, startCluster, token, type Cluster } from './support/harness.js';
+import { eventually, freshDatabase, gql, sqlClient, startApp, startCluster, startServer, token, type Cluster } from './support/harness.js';
 import { aggregateMismatches } from './support/invariants.js';
 
 const SIGNALS = `mutation Send($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`;
@@ -241,33 +238,11 @@ describe('purgeCommunityContributions', () => {
 describe('purge after SIGKILL', () => {
   it('resumes from the last committed chunk: exact aggregates, every entry removed once', async () => {
     const databaseUrl = await freshDatabase();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: {
-        ...process.env,
-        NODE_ENV: 'production',
-        DATABASE_URL: databaseUrl,
-        PORT: '0',
-        AUTH_JWT_SECRET: TEST_SECRET,
-        LOG_LEVEL: 'info',
-        PURGE_CHUNK_SIZE: '20',
-        PURGE_CHUNK_PAUSE_MS: '20',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const exited = once(child, 'exit');
+    const server = await startServer(databaseUrl, { PURGE_CHUNK_SIZE: '20', PURGE_CHUNK_PAUSE_MS: '20' });
     const db = await sqlClient(databaseUrl);
     let app: App | undefined;
     try {
-      let url = '';
-      for await (const line of createInterface({ input: child.stdout })) {
-        const entry = JSON.parse(line) as { msg: string; url?: string };
-        if (entry.msg.startsWith('community-layer ready')) {
-          url = entry.url!;
-          break;
-        }
-      }
-      child.stdout.resume();
-      const remote = { url } as App;
+      const remote = { url: server.url } as App;
       await send(remote, '351', 2000);
       await send(remote, '352', 100);
       await leave(remote, '351');
@@ -278,8 +253,7 @@ describe('purge after SIGKILL', () => {
         const { rows } = await db.query(`SELECT removed_so_far::int AS n FROM community_purge WHERE id = $1`, [purgeId]);
         return rows[0].n >= 600;
       }, 30_000);
-      child.kill('SIGKILL');
-      await exited;
+      await server.stop('SIGKILL');
       const { rows: killed } = await db.query(`SELECT status, removed_so_far::int AS n, chunks FROM community_purge WHERE id = $1`, [purgeId]);
       expect(killed[0].status).toBe('RUNNING');
       expect(killed[0].n).toBeLessThan(6000);
@@ -301,7 +275,7 @@ describe('purge after SIGKILL', () => {
       const { rows } = await db.query(`SELECT sum(signal_count)::int AS n FROM community_item_aggregate`);
       expect(rows[0].n).toBe(100);
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await server.stop('SIGKILL');
       await db.end();
       await app?.stop();
     }

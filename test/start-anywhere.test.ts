@@ -5,11 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.js';
-import { Command, isRunning, newcomerEnvironment, processInfo, rootOnlyCheckout } from './support/checkout.js';
+import { isRunning, newcomerEnvironment, processInfo, rootOnlyCheckout } from './support/checkout.js';
+import { Command } from './support/command.js';
 import { TEST_SECRET, eventually, token } from './support/harness.js';
+import { spawnServerProcess, type ServerProcess } from './support/server-process.js';
 
 const SIGNAL = `mutation Send($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;
-const READY = /community-layer ready: (http:\/\/\S+)/;
 const AS_ROOT = process.getuid?.() === 0;
 
 async function graphql(url: string, query: string, variables: Record<string, unknown>, bearer: string): Promise<any> {
@@ -25,10 +26,13 @@ async function graphql(url: string, query: string, variables: Record<string, unk
  * `npm start` as a newcomer types it (development, no DATABASE_URL, in the checkout), except that
  * its `prestart` build already ran once for the whole file.
  */
-function npmStart(app: string, extra: Record<string, string> = {}): Command {
-  const env = newcomerEnvironment({ NODE_ENV: 'development', PORT: '0', AUTH_JWT_SECRET: TEST_SECRET, ...extra });
-  return new Command('npm', ['start', '--ignore-scripts'], { cwd: app, env });
+function npmStart(app: string, extra: Record<string, string> = {}): Promise<ServerProcess> {
+  const env = newcomerEnvironment({ NODE_ENV: 'development', AUTH_JWT_SECRET: TEST_SECRET, ...extra });
+  return spawnServerProcess({ command: { file: 'npm', args: ['start', '--ignore-scripts'], cwd: app, env }, detached: true, environment: {} });
 }
+
+/** Embedded PostgreSQL's first start (initdb) on a loaded machine may take a while. */
+const START_MS = 120_000;
 
 async function postmasterPid(dataDir: string): Promise<number> {
   return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
@@ -62,9 +66,10 @@ describe('the README commands, from a checkout in a root-only folder', () => {
 
   it('npm start serves GraphQL; a second start fails in one paragraph; Ctrl-C drains, a second Ctrl-C stops at once', async () => {
     // A long grace period keeps the first Ctrl-C's drain going until the second one.
-    const server = npmStart(app, { SHUTDOWN_GRACE_MS: '600000' });
+    const server = await npmStart(app, { SHUTDOWN_GRACE_MS: '600000' });
     try {
-      const [, url] = await server.waitFor(READY);
+      await server.ready(START_MS);
+      const url = server.url;
       const [, databaseUrl] = await server.waitFor(/DATABASE_URL=(postgres:\/\/\S+)/);
       const status = await graphql(url!, `{ communityLayerStatus(userId: "42") { status } }`, {}, await token('42'));
       expect(status).toEqual({ data: { communityLayerStatus: { status: 'ACTIVE' } } });
@@ -88,7 +93,7 @@ describe('the README commands, from a checkout in a root-only folder', () => {
       }
 
       // A second start on the same data folder fails: one paragraph on stderr, exit code 1.
-      const second = new Command(process.execPath, ['dist/src/main.js'], { cwd: app, env: newcomerEnvironment({ PORT: '0', LOG_LEVEL: 'warn' }) });
+      const second = new Command(process.execPath, ['dist/src/main.js'], { cwd: app, env: newcomerEnvironment({ PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' }) });
       expect(await second.exit).toBe(1);
       const report = second.text.trim();
       expect(report).toMatch(/^Embedded PostgreSQL: PostgreSQL did not start on the data folder .*postmaster\.pid.*Another PostgreSQL is probably running/);
@@ -113,7 +118,7 @@ describe('the README commands, from a checkout in a root-only folder', () => {
 
   it('Ctrl-C during a stream of signals, delivered twice as npm forwards it: drains, stores every acknowledged signal, then stops the database', async () => {
     // bash runs the script by exec, so npm's forwarded SIGINT reaches the server on top of the terminal's.
-    const server = npmStart(app, { npm_config_script_shell: '/bin/bash' });
+    const server = await npmStart(app, { npm_config_script_shell: '/bin/bash' });
     try {
       await drainsOnCtrlC(server);
     } finally {
@@ -121,8 +126,9 @@ describe('the README commands, from a checkout in a root-only folder', () => {
     }
   }, 180_000);
 
-  async function drainsOnCtrlC(server: Command): Promise<void> {
-    const [, url] = await server.waitFor(READY);
+  async function drainsOnCtrlC(server: ServerProcess): Promise<void> {
+    await server.ready(START_MS);
+    const url = server.url;
     const bearer = await token('1', 'signals:write');
     const acknowledged: string[] = [];
     let refused = 0;

@@ -1,13 +1,12 @@
 import type pg from 'pg';
 import type { Case, Row } from '../case.js';
-import type { Cluster } from '../cluster.js';
+import { NOW_US_SQL } from '../database-clock.js';
 import { ms } from '../format.js';
 import type { ServerProcesses } from '../processes.js';
 import { summarize } from '../stats.js';
 
 const COUNTS = [2, 4, 8] as const;
 const LABELS = COUNTS.map((n) => `3. leave propagation, ${n} processes`);
-const NOW_US_SQL = '(extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text';
 
 type Summary = ReturnType<typeof summarize>;
 

@@ -1,13 +1,13 @@
 import type pg from 'pg';
 import type { App } from '../../src/app.js';
 import type { Case, Row } from '../case.js';
+import { NOW_US_SQL } from '../database-clock.js';
 import { graphql, type Cluster } from '../cluster.js';
 import { ms } from '../format.js';
 import { summarize } from '../stats.js';
 import { LEAVE, REJOIN } from '../workload.js';
 
 const LABELS = ['3. leave propagation, 2 instances', '3. leave propagation, 4 instances'] as const;
-const NOW_US_SQL = '(extract(epoch FROM clock_timestamp()) * 1000000)::bigint::text';
 
 type Summary = ReturnType<typeof summarize>;
 

@@ -1,13 +1,13 @@
 import { rules } from './auth-rules.js';
 import { builder } from './builder.js';
 import { badUserInput } from '../graphql/errors.js';
+import { INT8_MAX } from '../ids/int8.js';
 import { decodeCursor, keysetPage } from '../graphql/keyset-connection.js';
 import { MAX_ID_LENGTH } from '../signals/signal-input.js';
 import { listContributions, type Contribution, type ContributionPosition } from '../signals/signal.store.js';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
-const INT8_MAX = 2n ** 63n - 1n;
 
 const ContributionRef = builder.objectRef<Contribution>('Contribution').implement({
   description: 'One entry of the contributions ledger: a signal that reached a shared aggregate.',

@@ -5,7 +5,7 @@ import { isTransientDatabaseError } from '../db/database-errors.js';
 import { overloaded, retryLater } from '../graphql/errors.js';
 import { TooManySubscriptionsError } from '../membership/errors.js';
 import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge.store.js';
-import { AbandonedError, OverloadedError } from '../signals/signal-batcher.js';
+import { AbandonedError, OverloadedError } from '../signals/errors.js';
 
 /**
  * The one mapping from what capabilities and the database throw to what clients see: a GraphQL

@@ -3,22 +3,14 @@ import type { Services } from './context.js';
 import { requireTargetUser, rules, targetUser } from './auth-rules.js';
 import { untilTokenExpires } from './token-expiry.js';
 import { badUserInput } from '../graphql/errors.js';
-import {
-  countLeaves,
-  findMembership,
-  leave,
-  listLeaveEpisodes,
-  rejoin,
-  type LeaveEpisode as LeaveEpisodeShape,
-  type LeavePage,
-  type Membership,
-  type MembershipState,
-  type MembershipWrite,
-} from '../membership/membership.store.js';
+import { INT8_MAX } from '../ids/int8.js';
+import { leave, rejoin } from '../membership/store/leave-and-rejoin.js';
+import { countLeaves, findMembership, listLeaveEpisodes, type LeavePage } from '../membership/store/membership-history.js';
+import type { LeaveEpisode as LeaveEpisodeShape, Membership, MembershipWrite } from '../membership/store/membership-records.js';
+import type { MembershipState } from '../membership/store/changed-states.js';
 import { RECENT_LEAVES } from '../membership/status-reads.js';
 
 const MAX_HISTORY_PAGE = 100;
-const INT8_MAX = 2n ** 63n - 1n;
 
 /** A membership; from a subscription it carries the state its subscribers share (newest leaves, count). */
 type MembershipView = Membership & { shared?: MembershipState };
@@ -60,7 +52,7 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
   }),
 });
 
-export const CommunityMembershipRef = builder.objectRef<MembershipView>('CommunityMembership').implement({
+const CommunityMembershipRef = builder.objectRef<MembershipView>('CommunityMembership').implement({
   description: "A user's standing in the community personalization layer.",
   fields: (t) => ({
     userId: t.expose('userId', { type: 'UInt64', description: 'Whose standing this is.' }),

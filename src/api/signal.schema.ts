@@ -2,13 +2,13 @@ import { rules } from './auth-rules.js';
 import { builder } from './builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import { MembershipStatusEnum } from './membership.schema.js';
-import type { SignalOutcome } from '../signals/signal-batcher.js';
+import type { SignalOutcome } from '../signals/queued-request.js';
 import { MAX_ABS_WEIGHT, MAX_COHORTS, MAX_ID_LENGTH, type SignalInput } from '../signals/signal-input.js';
 import type { SignalKind } from '../db/schema.js';
 import { DEFAULT_WEIGHTS } from '../signals/signal-kind.js';
 import { validatedSignals } from './signal-validation.js';
 
-export const MAX_SIGNALS_PER_CALL = 1000;
+const MAX_SIGNALS_PER_CALL = 1000;
 
 const KIND_VALUES = {
   VIEW: { description: 'Saw the item.' },

@@ -22,6 +22,8 @@ export interface TokenRules extends ClaimMapping {
   /** `aud`, or the claim that carries the audience instead (Cognito access tokens: `client_id`). */
   audienceClaim: string;
   allowNoExp: boolean;
+  /** The longest a token may live: `exp` further than this from `iat`, or from now, is refused. */
+  maxLifetimeMs: number;
 }
 
 const CLOCK_TOLERANCE_SECONDS = 30;
@@ -66,6 +68,7 @@ export class Authenticator {
         ...(this.rules.audience && this.rules.audienceClaim === 'aud' ? { audience: this.rules.audience } : {}),
       });
       this.checkAudienceClaim(payload);
+      this.checkLifetime(payload);
       const viewer = viewerFromClaims(payload, this.rules);
       const expiresAt = typeof payload.exp === 'number' ? payload.exp * 1000 : null;
       this.remember(authorization, { viewer, expiresAt, generation });
@@ -91,9 +94,23 @@ export class Authenticator {
     throw new ClaimError(`the token's ${audienceClaim} claim is not accepted`);
   }
 
+  /** `exp` is required so that a stolen token stops working: one a century away would never. */
+  private checkLifetime(payload: JWTPayload): void {
+    if (typeof payload.exp !== 'number') return;
+    const maxSeconds = this.rules.maxLifetimeMs / 1000;
+    const from = Math.min(typeof payload.iat === 'number' ? payload.iat : Infinity, Date.now() / 1000);
+    if (payload.exp - from > maxSeconds) {
+      throw new ClaimError(`the token's exp is more than ${formatDuration(this.rules.maxLifetimeMs)} after its iat or now (AUTH_TOKEN_MAX_LIFETIME_MS)`);
+    }
+  }
+
   private remember(authorization: string, entry: { viewer: Viewer; expiresAt: number | null; generation: number }): void {
     if (this.verified.size >= CACHE_ENTRIES) this.verified.delete(this.verified.keys().next().value!);
     const until = Math.min(Date.now() + CACHE_SECONDS * 1000, entry.expiresAt ?? Infinity);
     this.verified.set(authorization, { ...entry, until });
   }
+}
+
+function formatDuration(ms: number): string {
+  return ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }

@@ -4,7 +4,7 @@ import type { RemoteKeySetConfig } from '../config/config.js';
 import type { KeySource } from './key-source.js';
 
 /** What an identity provider's key set may sign with: asymmetric only, as the keys say. */
-export const REMOTE_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+const REMOTE_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 
 /** A token arrived before the key set could ever be fetched. */
 export class KeysUnavailableError extends Error {
@@ -163,7 +163,7 @@ function isFetchFailure(error: errors.JOSEError): boolean {
 }
 
 /** How long a fetched key set is used: Cache-Control max-age within [cooldownMs, maxAgeMs]. */
-export function freshFor(cacheControl: string | null, bounds: { cooldownMs: number; maxAgeMs: number }): number {
+function freshFor(cacheControl: string | null, bounds: { cooldownMs: number; maxAgeMs: number }): number {
   if (cacheControl === null) return bounds.maxAgeMs;
   if (/(^|,)\s*(no-store|no-cache)\s*(,|$)/i.test(cacheControl)) return bounds.cooldownMs;
   const maxAge = /(^|,)\s*max-age\s*=\s*"?(\d+)"?\s*(,|$)/i.exec(cacheControl)?.[2];

@@ -1,28 +1,22 @@
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createLogger } from '../observability/logger.js';
 import { connectDatabase } from '../db/database.js';
-import { startEmbeddedPostgres } from '../db/embedded.js';
-import { migrateToLatest } from '../db/migrations/migrate.js';
+import { migrateOverSession } from '../db/migrations/migrate.js';
 import { dumpSchema } from '../db/schema-dump/catalog-dump.js';
+import { startTemporaryPostgres } from '../db/temporary-postgres.js';
 
 /** `npm run db:schema` writes db/schema.sql from a freshly migrated database; `db:check` fails when it is stale. */
 const SCHEMA_FILE = new URL('../../db/schema.sql', import.meta.url);
 
-const parent = await mkdtemp(path.join(tmpdir(), 'community-layer-schema-'));
-// As root the embedded server runs as "postgres", which must be able to enter this folder.
-await chmod(parent, 0o755);
-const embedded = await startEmbeddedPostgres({ dataDir: path.join(parent, 'pg'), database: 'schema', persistent: false, log: () => undefined });
-const database = connectDatabase({ url: embedded.url, poolMax: 2, logger: createLogger({ env: 'test', logLevel: 'silent' }) });
+const logger = createLogger({ env: 'test', logLevel: 'silent' });
+const embedded = await startTemporaryPostgres('schema');
 let dumped: string;
 try {
-  await migrateToLatest(database.db);
-  dumped = await dumpSchema(database.db);
+  await migrateOverSession(embedded.url, logger);
+  const database = connectDatabase({ url: embedded.url, poolMax: 1, logger });
+  dumped = await dumpSchema(database.db).finally(() => database.close());
 } finally {
-  await database.close();
   await embedded.stop();
-  await rm(parent, { recursive: true, force: true });
 }
 
 if (process.argv.includes('--check')) {

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { auth, authInProduction } from './groups/auth.js';
 import { database, databaseInProduction } from './groups/database.js';
 import { graphql, requestBudget } from './groups/graphql.js';
-import { bulk, http } from './groups/http.js';
+import { bulk, http, metrics } from './groups/http.js';
 import { cache, listener, subscriptions } from './groups/membership.js';
 import { accessLog, tracing } from './groups/observability.js';
 import { purge } from './groups/purge.js';
@@ -20,6 +20,7 @@ export const configuration = group(
     ...serviceSettings,
     http: http.schema,
     bulk: bulk.schema,
+    metrics: metrics.schema,
     database: database.schema,
     graphql: graphql.schema,
     requestBudget: requestBudget.schema,

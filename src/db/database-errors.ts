@@ -1,3 +1,6 @@
+/** What pg's `query_timeout` rejects with. */
+const QUERY_DEADLINE_MESSAGE = 'Query read timeout';
+
 /**
  * Errors that say "the database cannot serve right now", not "this request is wrong": the client
  * should retry shortly (HTTP 503). Anything else from the database is a bug and stays a masked 500.
@@ -14,7 +17,11 @@ const TRANSIENT_SQLSTATES = new Set([
   '40001', // serialization_failure (after our retries)
   '40P01', // deadlock_detected (after our retries)
   '25P03', // idle_in_transaction_session_timeout
+  '25006', // read_only_sql_transaction: a standby, a demoted primary, default_transaction_read_only
 ]);
+
+/** The session is read-only: keeping the connection would keep failing after a failover. */
+const READ_ONLY_SQLSTATE = '25006';
 
 const TRANSIENT_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -24,6 +31,8 @@ const TRANSIENT_MESSAGES = [
   'timeout exceeded when trying to connect',
   'Client has encountered a connection error and is not queryable',
   'Cannot use a pool after calling end on the pool',
+  // pg's client-side deadline (query_timeout): the server stopped answering.
+  QUERY_DEADLINE_MESSAGE,
 ];
 
 export function isTransientDatabaseError(error: unknown): boolean {
@@ -33,4 +42,10 @@ export function isTransientDatabaseError(error: unknown): boolean {
   if (TRANSIENT_MESSAGES.some((message) => error.message.includes(message))) return true;
   const cause = (error as { cause?: unknown }).cause;
   return cause !== undefined && cause !== error && isTransientDatabaseError(cause);
+}
+
+/** A connection that must not be lent again after this error (see discardingPool). */
+export function mustDiscardConnection(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (error as { code?: unknown }).code === READ_ONLY_SQLSTATE || error.message === QUERY_DEADLINE_MESSAGE;
 }

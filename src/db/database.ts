@@ -4,6 +4,7 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import { discardingPool } from './discarding-pool.js';
 import type { Database } from './schema.js';
 import { statementSpans } from './statement-spans.js';
 
@@ -31,6 +32,8 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
     keepAlive: true,
     // Also how long a query waits for a free connection: past it, a retryable error, not a queue.
     connectionTimeoutMillis: limits?.acquireTimeoutMs ?? 10_000,
+    // statement_timeout runs in the server: a peer that stopped answering never sends its error.
+    ...(limits ? { query_timeout: limits.queryTimeoutMs } : {}),
     // A transaction pooler refuses these startup parameters; with `server` the role carries them.
     ...(limits?.sessionLimits === 'startup'
       ? {
@@ -46,7 +49,7 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection lost'));
   pool.on('connect', (client) => client.on('error', (error) => options.logger.warn({ err: error }, 'database connection lost')));
   const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool, cursor: Cursor }),
+    dialect: new PostgresDialect({ pool: discardingPool(pool), cursor: Cursor }),
     ...(options.tracer ? { log: statementSpans(options.tracer) } : {}),
   });
   return { db, pool, close: () => db.destroy() };

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import { endedStream, heldStream } from '../util/held-stream.js';
 import type { MembershipSync } from './cache/membership-sync.js';
-import type { MembershipState } from './membership.store.js';
+import type { MembershipState } from './store/changed-states.js';
 import { StatusReads } from './status-reads.js';
 import { SubscriptionCaps, type SubscriptionLimits } from './subscription-caps.js';
 import { newVersionsOnly, WatchedUser, type StateSubscriber } from './watched-user.js';

@@ -1,6 +1,4 @@
-import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
-import type { Plugin } from 'graphql-yoga';
 
 export interface BulkAdmissionOptions {
   /** A POST body longer than this is bulk (a batch of signals, say); shorter ones always enter. */
@@ -9,16 +7,37 @@ export interface BulkAdmissionOptions {
   maxInProgress: number;
   /** Bulk requests waiting at the door, their bodies unread; beyond this they are refused. */
   maxWaiting: number;
+  /** Places (in progress or waiting) one client address may hold; 0: no cap. */
+  maxPerAddress: number;
+  /** Places one credential (bearer token) may hold; 0: no cap. */
+  maxPerCredential: number;
+  /** How long an admitted bulk request may take to send its body; then 408 and its place is free. */
+  bodyTimeoutMs: number;
   /** Also refuse bulk requests while this says so (the signal queue is full). */
   saturated(): boolean;
   /** No bulk request enters while this says so (the event loop has no room); they wait or are refused. */
   busy(): boolean;
 }
 
+/** Who holds a place: the peer's address and the credential it sent. */
+export interface BulkClient {
+  address: string;
+  credential: string;
+}
+
 export interface AdmissionOutcome {
   /** `decoded` (bulk requests only) frees the request's place early, once its CPU-heavy part is done. */
   enter(decoded?: () => void): void;
   refuse(): void;
+  /** The body did not arrive within `bodyTimeoutMs` (408). */
+  timeOut(): void;
+}
+
+interface Ticket {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  client: BulkClient;
+  outcome: AdmissionOutcome;
 }
 
 /**
@@ -27,15 +46,19 @@ export interface AdmissionOutcome {
  * the body is read, not after. At most `maxInProgress` bulk requests are being decoded, and none
  * enters while the event loop is busy; up to `maxWaiting` more wait at the door unread (their bytes
  * stay in the socket, costing nothing); anything beyond, or anything while the signal queue is
- * full, is refused at once. A request
- * leaves the door once decoded: waiting for its commit costs no CPU and the signal queue bounds
- * that stage. Small requests (a status read, a leave, one signal) never wait behind a batch,
- * which keeps them fast while batches are shed. Envoy's circuit breakers (max requests, max
- * pending) have the same shape.
+ * full, is refused at once. A request leaves the door once decoded: waiting for its commit costs no
+ * CPU and the signal queue bounds that stage. Small requests (a status read, a leave, one signal)
+ * never wait behind a batch, which keeps them fast while batches are shed. Envoy's circuit
+ * breakers (max requests, max pending) have the same shape.
+ *
+ * Against slow and hostile clients: a request in progress must send its whole body within
+ * `bodyTimeoutMs` (a trickle would hold the place for as long as it liked), and one address or one
+ * credential holds only so many places, so it cannot fill the line for everyone else.
  */
 export class BulkAdmission {
   private inProgress = 0;
-  private readonly waiting: Array<{ res: http.ServerResponse; outcome: AdmissionOutcome }> = [];
+  private readonly waiting: Ticket[] = [];
+  private readonly held = new Map<string, number>();
 
   constructor(private readonly options: BulkAdmissionOptions) {}
 
@@ -47,13 +70,19 @@ export class BulkAdmission {
     return this.inProgress;
   }
 
+  /** Bulk: a POST whose declared body is over `requestBytes`. */
+  isBulk(req: http.IncomingMessage): boolean {
+    return req.method === 'POST' && Number(req.headers['content-length']) > this.options.requestBytes;
+  }
+
   /** Enters now, later (when a bulk request ahead of it is decoded), or is refused. */
-  admit(req: http.IncomingMessage, res: http.ServerResponse, outcome: AdmissionOutcome): void {
-    if (req.method !== 'POST' || !(Number(req.headers['content-length']) > this.options.requestBytes)) return outcome.enter();
-    if (this.options.saturated()) return outcome.refuse();
-    if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(res, outcome);
+  admit(req: http.IncomingMessage, res: http.ServerResponse, client: BulkClient, outcome: AdmissionOutcome): void {
+    if (!this.isBulk(req)) return outcome.enter();
+    if (this.options.saturated() || !this.hold(client)) return outcome.refuse();
+    res.once('close', () => this.release(client));
+    const ticket = { req, res, client, outcome };
+    if (this.inProgress < this.options.maxInProgress && !this.options.busy()) return this.enter(ticket);
     if (this.waiting.length >= this.options.maxWaiting) return outcome.refuse();
-    const ticket = { res, outcome };
     this.waiting.push(ticket);
     // A client that gives up while waiting leaves the line.
     res.once('close', () => {
@@ -62,39 +91,55 @@ export class BulkAdmission {
     });
   }
 
-  private enter(res: http.ServerResponse, outcome: AdmissionOutcome): void {
+  /** Lets waiting requests in while there is room (called when one leaves, and when the loop has room again). */
+  next(): void {
+    while (this.inProgress < this.options.maxInProgress && this.waiting.length > 0 && !this.options.busy()) {
+      const ticket = this.waiting.shift()!;
+      if (this.options.saturated()) ticket.outcome.refuse();
+      else this.enter(ticket);
+    }
+  }
+
+  private enter({ req, res, outcome }: Ticket): void {
     this.inProgress++;
     let left = false;
     const leave = () => {
       if (left) return;
       left = true;
+      clearTimeout(deadline);
       this.inProgress--;
       this.next();
     };
+    const deadline = setTimeout(() => {
+      if (req.readableEnded) return;
+      leave();
+      outcome.timeOut();
+    }, this.options.bodyTimeoutMs);
+    req.once('end', () => clearTimeout(deadline));
     res.once('close', leave);
     outcome.enter(leave);
   }
 
-  /** Lets waiting requests in while there is room (called when one leaves, and when the loop has room again). */
-  next(): void {
-    while (this.inProgress < this.options.maxInProgress && this.waiting.length > 0 && !this.options.busy()) {
-      const { res, outcome } = this.waiting.shift()!;
-      if (this.options.saturated()) outcome.refuse();
-      else this.enter(res, outcome);
+  /** Takes a place for the client's address and credential, unless either holds its cap already. */
+  private hold(client: BulkClient): boolean {
+    const keys = this.keys(client);
+    if (keys.some(([key, max]) => (this.held.get(key) ?? 0) >= max)) return false;
+    for (const [key] of keys) this.held.set(key, (this.held.get(key) ?? 0) + 1);
+    return true;
+  }
+
+  private release(client: BulkClient): void {
+    for (const [key] of this.keys(client)) {
+      const count = (this.held.get(key) ?? 1) - 1;
+      if (count === 0) this.held.delete(key);
+      else this.held.set(key, count);
     }
   }
-}
 
-/**
- * Marks a request decoded once its operation has run up to its first real wait: graphql-js
- * coerces the variables and runs the resolvers' synchronous part (validation, queueing the
- * signals) in the same turn as `execute`, so a setImmediate from onExecute fires after all of it.
- */
-export function useBulkDecoded(scope: AsyncLocalStorage<{ decoded?: () => void }>): Plugin {
-  return {
-    onExecute() {
-      const decoded = scope.getStore()?.decoded;
-      if (decoded) setImmediate(decoded);
-    },
-  };
+  private keys(client: BulkClient): Array<[string, number]> {
+    const keys: Array<[string, number]> = [];
+    if (this.options.maxPerAddress > 0) keys.push([`address ${client.address}`, this.options.maxPerAddress]);
+    if (this.options.maxPerCredential > 0) keys.push([`credential ${client.credential}`, this.options.maxPerCredential]);
+    return keys;
+  }
 }

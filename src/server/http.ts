@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { context } from '@opentelemetry/api';
-import type { Registry } from 'prom-client';
 import { overloaded } from '../graphql/errors.js';
 import { errorResponse } from '../graphql/public-result.js';
 import { withTimeout } from '../util/with-timeout.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { BulkAdmission } from './bulk-admission.js';
 import type { RequestObserver } from './request-observer.js';
 import type { GraphQLWebSocket } from './websocket.js';
@@ -26,9 +26,10 @@ export interface HttpServerOptions {
   bodyLimitBytes: number;
   /** Bounds the bulk requests past the door; the ones it refuses get `overloaded`. */
   bulkAdmission: BulkAdmission;
+  /** Bulk bodies are only read for callers whose token verifies (checked from the headers alone). */
+  authenticator: Pick<Authenticator, 'authenticate'>;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
-  metrics: Registry;
-  /** The request's span and access-log line (not for the probes and /metrics). */
+  /** The request's span and access-log line (not for the probes). */
   observe: RequestObserver;
   /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
   pages: (pathname: string, req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
@@ -38,7 +39,7 @@ export interface HttpServerOptions {
 const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
-/** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly). */
+/** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly); metrics have their own listener. */
 export function createHttpServer(options: HttpServerOptions): http.Server {
   // A client that trickles its body holds a place at the bulk door: it gets 30 s, not Node's 300.
   const server = http.createServer({ requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS }, (req, res) => {
@@ -47,7 +48,6 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     res.setHeader('x-request-id', requestId);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    if (path === '/metrics') return void sendMetrics(res, options.metrics);
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
     const observed = options.observe(req, res, requestId, path);
     if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
@@ -55,17 +55,13 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
-    options.bulkAdmission.admit(req, res, {
-      // In the request's own trace context even when the door lets it in later, from another request's turn.
-      enter: (decoded) =>
-        context.with(observed.context, () =>
-          options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(req, res, { requestId })),
-        ),
-      refuse: () => {
-        options.overloaded.onRefused();
-        refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);
-      },
-    });
+    // In the request's own trace context even when the door lets it in later, from another request's turn.
+    const enter = (decoded?: () => void) =>
+      context.with(observed.context, () =>
+        options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(req, res, { requestId })),
+      );
+    if (!options.bulkAdmission.isBulk(req)) return enter();
+    void admitBulk(req, res, requestId, options, enter);
   });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
@@ -74,6 +70,37 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
   });
   return server;
+}
+
+/**
+ * A bulk body is read only for a caller whose token verifies, and only once the door lets it in:
+ * an anonymous client cannot take a place, and a slow one loses it after BULK_BODY_TIMEOUT_MS.
+ */
+async function admitBulk(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  requestId: string,
+  options: HttpServerOptions,
+  enter: (decoded?: () => void) => void,
+): Promise<void> {
+  const credential = req.headers.authorization ?? null;
+  const { viewer, problem } = await options.authenticator.authenticate(credential);
+  if (!viewer) {
+    res.setHeader('connection', 'close');
+    return sendJson(res, 401, { errors: [{ message: `Not authenticated: ${problem}.`, extensions: { code: 'UNAUTHENTICATED', requestId } }] });
+  }
+  options.bulkAdmission.admit(req, res, { address: req.socket.remoteAddress ?? '', credential: credential! }, {
+    enter,
+    refuse: () => {
+      options.overloaded.onRefused();
+      refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);
+    },
+    timeOut: () => {
+      res.setHeader('connection', 'close');
+      sendJson(res, 408, { errors: [{ message: 'The request body did not arrive in time.', extensions: { code: 'REQUEST_TIMEOUT', requestId } }] });
+      req.socket.destroySoon();
+    },
+  });
 }
 
 /** Bodies are refused before they are read: too large, or of unknown length (chunked). */
@@ -103,12 +130,6 @@ async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; che
   );
   const checks = Object.fromEntries([...results, ['accepting', !options.isShuttingDown()]]);
   return { ok: Object.values(checks).every(Boolean), checks };
-}
-
-async function sendMetrics(res: http.ServerResponse, registry: Registry): Promise<void> {
-  const body = await registry.metrics();
-  res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });
-  res.end(body);
 }
 
 function sendJson(res: http.ServerResponse, status: number, body: unknown): void {

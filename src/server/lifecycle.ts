@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
  */
 const LISTEN_BACKLOG = 4096;
 
-/** Listens and answers with the GraphQL endpoint's URL. */
+/** Listens and answers with the server's origin (`http://host:port`). */
 export async function listen(server: http.Server, port: number, host: string): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -16,7 +16,7 @@ export async function listen(server: http.Server, port: number, host: string): P
   });
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${shownHost}:${address.port}/graphql`;
+  return `http://${shownHost}:${address.port}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
 import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -26,6 +27,14 @@ export interface RequestObserverOptions {
 
 /** Starts watching one request; returns the context to run it in and the record to fill. */
 export type RequestObserver = (req: http.IncomingMessage, res: http.ServerResponse, requestId: string, path: string) => { context: Context; record: RequestRecord };
+
+/** Adds the signals a request submitted to its record (the batcher calls it in the request's async context). */
+export function countSignals(scope: AsyncLocalStorage<{ record?: RequestRecord }>): (count: number) => void {
+  return (count) => {
+    const record = scope.getStore()?.record;
+    if (record) record.signals += count;
+  };
+}
 
 const ROUTES = new Set(['/graphql', '/settings', '/']);
 

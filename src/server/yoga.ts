@@ -19,7 +19,7 @@ import type { RequestRecord } from './request-observer.js';
 import type { GraphiQLPage } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
-import { useBulkDecoded } from './bulk-admission.js';
+import { useBulkDecoded } from './bulk-decoded.js';
 import { useSignalShedding } from './shed-signals.js';
 import { useSingleConnectionSSE } from './sse-single-connection.js';
 import { useStrictUtf8Body } from './utf8-body.js';

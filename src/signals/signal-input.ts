@@ -5,7 +5,7 @@ import { DEFAULT_WEIGHTS } from './signal-kind.js';
 export const MAX_ABS_WEIGHT = 1e6;
 export const MAX_ID_LENGTH = 128;
 export const MAX_COHORTS = 32;
-export const MAX_SURFACE_LENGTH = 256;
+const MAX_SURFACE_LENGTH = 256;
 /** Weights are stored as integers of 1e-6 so that aggregates equal the ledger sum exactly. */
 export const WEIGHT_SCALE = 1_000_000;
 

@@ -5,8 +5,8 @@
  */
 
 /** `signal.occurred_at` is a timestamptz: microseconds. */
-export const STORED_FRACTION_DIGITS = 6;
-export const MAX_FRACTION_DIGITS = 9;
+const STORED_FRACTION_DIGITS = 6;
+const MAX_FRACTION_DIGITS = 9;
 
 const NS_PER_SECOND = 1_000_000_000n;
 const SECONDS_PER_DAY = 86_400;

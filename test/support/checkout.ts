@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,58 +32,6 @@ export function newcomerEnvironment(extra: Record<string, string>): Record<strin
     ),
   );
   return { ...environment, npm_config_update_notifier: 'false', ...extra };
-}
-
-/** A command in a process group of its own, as a terminal runs it, with its output by line. */
-export class Command {
-  readonly child: ChildProcess;
-  /** The exit code, or the signal that ended it. */
-  readonly exit: Promise<number | NodeJS.Signals>;
-  private output = '';
-  private closed = false;
-  private readonly waiters = new Set<() => void>();
-
-  constructor(command: string, args: string[], options: { cwd: string; env: Record<string, string> }) {
-    this.child = spawn(command, args, { ...options, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    const take = (chunk: Buffer) => {
-      this.output += chunk.toString('utf8');
-      for (const waiter of this.waiters) waiter();
-    };
-    this.child.stdout!.on('data', take);
-    this.child.stderr!.on('data', take);
-    this.exit = new Promise((resolve) => this.child.once('close', (code, signal) => resolve(code ?? signal!)));
-    void this.exit.then(() => {
-      this.closed = true;
-      for (const waiter of this.waiters) waiter();
-    });
-  }
-
-  get text(): string {
-    return this.output;
-  }
-
-  /** Ctrl-C in a terminal: SIGINT to the whole foreground process group. */
-  interrupt(): void {
-    process.kill(-this.child.pid!, 'SIGINT');
-  }
-
-  /** Resolves with the first match in the output; rejects if the command ends without one. */
-  waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const match = pattern.exec(this.output);
-        if (match) {
-          this.waiters.delete(check);
-          resolve(match);
-        } else if (this.closed) {
-          this.waiters.delete(check);
-          reject(new Error(`exited without printing ${pattern}:\n${this.output}`));
-        }
-      };
-      this.waiters.add(check);
-      check();
-    });
-  }
 }
 
 /** What /proc says about a process: its user, process group and executable. */

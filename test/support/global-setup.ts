@@ -1,12 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { connectDatabase } from '../../src/db/database.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.js';
-import { migrateToLatest } from '../../src/db/migrations/migrate.js';
-import { createLogger } from '../../src/observability/logger.js';
+import type { EmbeddedDatabase } from '../../src/db/embedded.js';
+import { startTemporaryPostgres } from '../../src/db/temporary-postgres.js';
+import { migratedTemplate } from './databases.js';
 import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
@@ -20,7 +15,6 @@ declare module 'vitest' {
 }
 
 let embedded: EmbeddedDatabase | null = null;
-let dataParent: string | null = null;
 let pgbouncer: PgBouncer | null = null;
 
 /**
@@ -31,18 +25,10 @@ export async function setup(project: TestProject): Promise<void> {
   requirePrerequisites();
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
-    dataParent = await mkdtemp(path.join(tmpdir(), 'community-layer-test-'));
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(dataParent, 'pg'), database: 'postgres', persistent: false, log: () => undefined });
+    embedded = await startTemporaryPostgres('postgres');
     adminUrl = embedded.url;
   }
-  await recreateDatabase(adminUrl, TEMPLATE_DATABASE);
-  const templateUrl = withDatabase(adminUrl, TEMPLATE_DATABASE);
-  const database = connectDatabase({ url: templateUrl, poolMax: 2, logger: createLogger({ env: 'test', logLevel: 'silent' }) });
-  try {
-    await migrateToLatest(database.db);
-  } finally {
-    await database.close();
-  }
+  await migratedTemplate(adminUrl, TEMPLATE_DATABASE);
   project.provide('adminDatabaseUrl', adminUrl);
   pgbouncer = await startPgBouncer(adminUrl).catch(async (error: unknown) => {
     await embedded?.stop();
@@ -68,22 +54,4 @@ function requirePrerequisites(): void {
 export async function teardown(): Promise<void> {
   await pgbouncer?.stop();
   await embedded?.stop();
-  if (dataParent) await rm(dataParent, { recursive: true, force: true });
-}
-
-async function recreateDatabase(adminUrl: string, name: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`);
-    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
-  } finally {
-    await client.end();
-  }
-}
-
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${database}`;
-  return parsed.toString();
 }

@@ -1,24 +1,20 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { createApp, type App, type AppOptions } from '../../src/app.js';
+import type { App, AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
-import { loadConfig, resolveConfig } from '../../src/config/config.js';
-import { TEMPLATE_DATABASE, withDatabase } from './global-setup.js';
+import { cloneDatabase } from './databases.js';
+import { TEMPLATE_DATABASE } from './global-setup.js';
+import { postGraphQL, type GraphQLResponse } from './graphql-client.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startApp as startConfiguredApp } from './start-app.js';
+
+export { eventually } from './eventually.js';
+export type { GraphQLResponse } from './graphql-client.js';
 
 /** A database of its own, cloned from the migrated template. */
-export async function freshDatabase(): Promise<string> {
-  const adminUrl = inject('adminDatabaseUrl');
-  const name = `test_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
-  } finally {
-    await client.end();
-  }
-  return withDatabase(adminUrl, name);
+export function freshDatabase(): Promise<string> {
+  return cloneDatabase(inject('adminDatabaseUrl'), TEMPLATE_DATABASE);
 }
 
 /**
@@ -64,26 +60,27 @@ export async function startApp(
   environment: Record<string, string> = {},
   options: AppOptions = {},
 ): Promise<App> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    DATABASE_URL: databaseUrl,
-    LISTENER_HEARTBEAT_MS: '1000',
-    LISTENER_BACKOFF_MIN_MS: '20',
-    LISTENER_BACKOFF_MAX_MS: '500',
-    DB_STATEMENT_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.statement_timeout, 10)),
-    DB_LOCK_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.lock_timeout, 10)),
-    DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.idle_in_transaction_session_timeout, 10)),
-    DB_ACQUIRE_TIMEOUT_MS: '30000',
-    AUTH_JWT_SECRET: TEST_SECRET,
-    ...environment,
+  return startConfiguredApp(databaseUrl, {
+    secret: TEST_SECRET,
+    options,
+    environment: {
+      LISTENER_HEARTBEAT_MS: '1000',
+      LISTENER_BACKOFF_MIN_MS: '20',
+      LISTENER_BACKOFF_MAX_MS: '500',
+      DB_STATEMENT_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.statement_timeout, 10)),
+      DB_LOCK_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.lock_timeout, 10)),
+      DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: String(parseInt(TEST_SESSION_LIMITS.idle_in_transaction_session_timeout, 10)),
+      DB_ACQUIRE_TIMEOUT_MS: '30000',
+      ...environment,
+    },
   });
-  // The test secret unless the test configured another key.
-  const authKey = config.auth.key.kind === 'development' ? { kind: 'secret' as const, secret: TEST_SECRET } : config.auth.key;
-  const app = createApp(resolveConfig(config, { databaseUrl, authKey }), options);
-  await app.start();
-  return app;
+}
+
+/** `src/main.ts` as production runs it, in a process of its own on the database, ready; the caller stops it. */
+export function startServer(databaseUrl: string, environment: Record<string, string> = {}): Promise<ServerProcess> {
+  return startServerProcess({
+    environment: { NODE_ENV: 'production', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET, LOG_LEVEL: 'info', ...environment },
+  });
 }
 
 export interface Cluster {
@@ -130,12 +127,6 @@ export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) 
   afterAll(() => cluster?.stop());
 }
 
-export interface GraphQLResponse<T = Record<string, any>> {
-  status: number;
-  data?: T | null;
-  errors?: { message: string; extensions?: Record<string, unknown>; path?: (string | number)[] }[];
-}
-
 export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 
 /** A token for `sub` with `scope`, signed with the test secret. */
@@ -156,18 +147,7 @@ export async function gql<T = Record<string, any>>(
   variables?: Record<string, unknown>,
   bearer?: string | null,
 ): Promise<GraphQLResponse<T>> {
-  const credential = bearer === undefined ? await serviceToken : bearer;
-  const response = await fetch(app.url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/graphql-response+json',
-      ...(credential === null ? {} : { authorization: `Bearer ${credential}` }),
-    },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as Omit<GraphQLResponse<T>, 'status'>;
-  return { status: response.status, ...body };
+  return postGraphQL<T>(app.url, query, variables, bearer === undefined ? await serviceToken : bearer);
 }
 
 /** A plain SQL connection for assertions on what was written. */
@@ -177,14 +157,6 @@ export async function sqlClient(databaseUrl: string): Promise<pg.Client> {
   return client;
 }
 
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 export async function readiness(app: App): Promise<{ ok: boolean; checks: Record<string, boolean> }> {
   const response = await fetch(new URL('/readyz', app.url));
   return { ok: response.status === 200, ...((await response.json()) as { checks: Record<string, boolean> }) };
@@ -192,7 +164,7 @@ export async function readiness(app: App): Promise<{ ok: boolean; checks: Record
 
 /** One sample of /metrics (0 when absent), e.g. metric(app, 'x_total', { outcome: 'ok' }). */
 export async function metric(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(new URL('/metrics', app.url))).text();
+  const text = await (await fetch(app.metricsUrl)).text();
   const selector = Object.entries(labels).map(([label, value]) => `${label}="${value}"`).join(',');
   const line = text.split('\n').find((candidate) => candidate.startsWith(selector ? `${name}{${selector}} ` : `${name} `));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;

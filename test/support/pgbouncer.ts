@@ -45,7 +45,15 @@ export function pgbouncerBinary(): string {
   return binary;
 }
 
-export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
+export interface PgBouncerOptions {
+  /**
+   * Hand out idle server sessions in turn rather than the most recent one first: consecutive
+   * statements of one client then land on different sessions, as on a busy pooler.
+   */
+  roundRobin?: boolean;
+}
+
+export async function startPgBouncer(directUrl: string, options: PgBouncerOptions = {}): Promise<PgBouncer> {
   const binary = pgbouncerBinary();
   const upstream = new URL(directUrl);
   const user = decodeURIComponent(upstream.username);
@@ -68,6 +76,7 @@ export async function startPgBouncer(directUrl: string): Promise<PgBouncer> {
       `auth_file = ${path.join(dir, 'userlist.txt')}`,
       'pool_mode = transaction',
       `default_pool_size = ${PGBOUNCER_POOL_SIZE}`,
+      `server_round_robin = ${options.roundRobin ? 1 : 0}`,
       'max_client_conn = 2000',
       `logfile = ${path.join(dir, 'pgbouncer.log')}`,
       '',

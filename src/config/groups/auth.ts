@@ -69,6 +69,11 @@ export const auth = group({
       '(unset: `scope`, `scp` and `permissions`)',
     ),
     allowNoExp: setting('AUTH_ALLOW_NO_EXP', flag.default(false), '`true`: accept tokens without `exp`'),
+    maxLifetimeMs: setting(
+      'AUTH_TOKEN_MAX_LIFETIME_MS',
+      count(60_000, 366 * 86_400_000).default(86_400_000),
+      'longest token lifetime: `exp` further than this from `iat`, or from now, is refused',
+    ),
     jwks: jwks.schema,
   },
   (settings) =>

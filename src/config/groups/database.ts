@@ -26,7 +26,13 @@ export const database = group({
     ),
     poolMax: setting('DB_POOL_MAX', count(2, 200).default(10), 'pool size per instance (the listener and the purge worker use one more connection each)'),
     acquireTimeoutMs: setting('DB_ACQUIRE_TIMEOUT_MS', milliseconds.default(2_000), 'longest wait for a pooled connection (and to open one) before a 503'),
-    statementTimeoutMs: setting('DB_STATEMENT_TIMEOUT_MS', milliseconds.default(15_000), '`statement_timeout` of every pooled connection'),
+    statementTimeoutMs: setting('DB_STATEMENT_TIMEOUT_MS', milliseconds.default(5_000), '`statement_timeout` of every pooled connection'),
+    queryTimeoutMs: setting(
+      'DB_QUERY_TIMEOUT_MS',
+      optional(milliseconds),
+      'client-side deadline of one statement, then 503: backs up `statement_timeout`, which a server that stopped answering never reports; must exceed it',
+      '`DB_STATEMENT_TIMEOUT_MS` + 1000',
+    ),
     lockTimeoutMs: setting('DB_LOCK_TIMEOUT_MS', milliseconds.default(5_000), '`lock_timeout` of every pooled connection'),
     idleInTransactionTimeoutMs: setting(
       'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
@@ -40,11 +46,20 @@ export const database = group({
     ),
   },
   (settings) =>
-    settings.superRefine((database, ctx) => {
-      if (database.listenUrl && !database.url) {
-        ctx.addIssue({ code: 'custom', path: ['listenUrl'], message: 'set only together with DATABASE_URL (the embedded database needs neither)' });
-      }
-    }),
+    settings
+      .superRefine((database, ctx) => {
+        if (database.listenUrl && !database.url) {
+          ctx.addIssue({ code: 'custom', path: ['listenUrl'], message: 'set only together with DATABASE_URL (the embedded database needs neither)' });
+        }
+        if (database.queryTimeoutMs !== undefined && database.queryTimeoutMs <= database.statementTimeoutMs) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['queryTimeoutMs'],
+            message: 'must exceed DB_STATEMENT_TIMEOUT_MS (the server cancels first; the client deadline backs it up)',
+          });
+        }
+      })
+      .transform((database) => ({ ...database, queryTimeoutMs: database.queryTimeoutMs ?? database.statementTimeoutMs + 1_000 })),
 );
 
 export function databaseInProduction(settings: z.output<typeof database.schema>, ctx: z.RefinementCtx): void {

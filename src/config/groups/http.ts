@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { count, group, setting } from '../setting.js';
+import { count, group, milliseconds, setting } from '../setting.js';
 
 const bytes = count(1024, 64 * 1024 * 1024);
 
@@ -31,4 +31,13 @@ export const bulk = group({
     z.coerce.number().min(0.1).max(1).default(0.9),
     'no bulk request enters while the event loop was busier than this over the last 50 ms',
   ),
+  maxPerAddress: setting('BULK_REQUESTS_PER_ADDRESS_MAX', count(0, 100_000).default(8), 'places (decoding or waiting) one client address may hold; `0`: no cap (behind a proxy every client shares its address)'),
+  maxPerCredential: setting('BULK_REQUESTS_PER_CREDENTIAL_MAX', count(0, 100_000).default(8), 'places one bearer token may hold; `0`: no cap'),
+  bodyTimeoutMs: setting('BULK_BODY_TIMEOUT_MS', milliseconds.default(5_000), 'an admitted bulk request must send its whole body within this, else 408 and its place is freed'),
+});
+
+/** Prometheus metrics, on a listener of their own: the API port is public. */
+export const metrics = group({
+  host: setting('METRICS_HOST', z.string().min(1).default('127.0.0.1'), 'where `GET /metrics` listens (loopback: a scraper on the same host or pod)'),
+  port: setting('METRICS_PORT', count(0, 65_535).default(9464), 'its port (`0`: any free port)'),
 });

@@ -22,12 +22,12 @@ export interface ManifestOperation {
 }
 
 /** The clients whose operations are trusted, relative to the project root. */
-export const OPERATION_SOURCES = ['src/settings/client/operations.graphql', 'examples/operations.graphql'];
+const OPERATION_SOURCES = ['src/settings/client/operations.graphql', 'examples/operations.graphql'];
 
 export const MANIFEST_FILE = 'trusted-documents.json';
 
 /** The id of a document: sha256 of its printed form, as Apollo's persisted-query link computes it. */
-export function documentId(body: string): string {
+function documentId(body: string): string {
   return createHash('sha256').update(body).digest('hex');
 }
 

@@ -68,7 +68,7 @@ export function operationIds(root: string, file: string): Record<string, string>
 }
 
 /** `extensions.persistedQuery.sha256Hash` (version 1), as Apollo's and urql's persisted-query clients send it. */
-export function persistedQueryId(extensions: unknown): string | null {
+function persistedQueryId(extensions: unknown): string | null {
   const persisted = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | null | undefined)?.persistedQuery;
   return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : null;
 }

@@ -1,0 +1,24 @@
+import type { Config } from '../config/config.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.js';
+
+/** Where an entry point's database is: the URL for the pool, the session URL for LISTEN and migrations. */
+export interface ConfiguredDatabase {
+  url: string;
+  listenUrl: string;
+  /** Started here when DATABASE_URL is unset; the caller stops it. */
+  embedded: EmbeddedDatabase | null;
+}
+
+/**
+ * The start-up of `npm start` and `npm run migrate`: the configured PostgreSQL, or (DATABASE_URL
+ * unset) the embedded one in `embeddedDataDir`, started here and kept between runs. Fails with
+ * an EmbeddedStartError when the embedded one cannot start.
+ */
+export async function configuredDatabase(
+  { database }: Pick<Config, 'database'>,
+  log: (message: string) => void,
+): Promise<ConfiguredDatabase> {
+  if (database.url) return { url: database.url, listenUrl: database.listenUrl ?? database.url, embedded: null };
+  const embedded = await startEmbeddedPostgres({ dataDir: database.embeddedDataDir, database: 'community_layer', persistent: true, log });
+  return { url: embedded.url, listenUrl: embedded.url, embedded };
+}

@@ -1,0 +1,25 @@
+import pg from 'pg';
+
+/** Attempts per group, the first included. */
+export const MAX_ATTEMPTS = 3;
+
+/**
+ * Whether a failed attempt may still have committed: the connection was lost (say while the
+ * commit's reply was in flight) or the server ended the session. Any other error the server
+ * reports rolled the statement back.
+ */
+export function outcomeUnknown(error: unknown): boolean {
+  if (!(error instanceof pg.DatabaseError)) return true;
+  const code = error.code ?? '';
+  return code.startsWith('08') || code.startsWith('57P');
+}
+
+/**
+ * Every attempt carries the same event ids, so a resend is a no-op for whatever an earlier attempt
+ * committed. Worth it after an unknown outcome and after a deadlock or serialization failure; any
+ * other error would recur.
+ */
+export function worthResending(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return outcomeUnknown(error) || code === '40P01' || code === '40001';
+}

@@ -1,0 +1,124 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { eventually, freshDatabase, metric, sqlClient, startApp, token } from './support/harness.js';
+import { trickle, type Trickle } from './support/trickle.js';
+
+const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }`;
+
+/** A legitimate batch of `size` signals, sent whole at once. */
+async function batch(app: App, bearer: string, tag: string, size = 100) {
+  const inputs = Array.from({ length: size }, (_, i) => ({ userId: '77', itemId: `${tag}-${i}`, kind: 'VIEW' }));
+  const response = await fetch(app.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
+    body: JSON.stringify({ query: SIGNALS, variables: { inputs } }),
+  });
+  const body = (await response.json()) as { errors?: { extensions?: { code?: string } }[] };
+  return { status: response.status, code: body.errors?.[0]?.extensions?.code ?? null };
+}
+
+describe('the bulk door against slow and hostile clients', () => {
+  let app: App;
+  let databaseUrl: string;
+  let writer: string;
+  const open: Trickle[] = [];
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    app = await startApp(databaseUrl, {
+      BULK_REQUESTS_MAX: '1',
+      BULK_REQUESTS_WAITING_MAX: '32',
+      BULK_MAX_EVENT_LOOP_UTILIZATION: '1',
+      BULK_BODY_TIMEOUT_MS: '3000',
+      BULK_REQUESTS_PER_CREDENTIAL_MAX: '2',
+      BULK_REQUESTS_PER_ADDRESS_MAX: '3',
+    });
+    writer = await token('1', 'signals:write');
+  });
+  afterEach(() => {
+    for (const socket of open.splice(0)) socket.close();
+  });
+  afterAll(() => app?.stop());
+
+  it('refuses unauthenticated bulk bodies from their headers, so 33 trickling sockets take no place and batches pass', async () => {
+    const attackers = Array.from({ length: 33 }, () => trickle(app.url));
+    open.push(...attackers);
+    const answers = await Promise.all(attackers.map((attacker) => attacker.response));
+    for (const answer of answers) {
+      expect(answer?.status).toBe(401);
+      expect(JSON.parse(answer!.body).errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    }
+    expect(await metric(app, 'community_bulk_requests_waiting')).toBe(0);
+    // Two at a time: the writer's own cap (BULK_REQUESTS_PER_CREDENTIAL_MAX) is 2 here.
+    for (let i = 0; i < 10; i += 2) {
+      expect(await Promise.all([batch(app, writer, `legit${i}`), batch(app, writer, `legit${i + 1}`)])).toEqual([
+        { status: 200, code: null },
+        { status: 200, code: null },
+      ]);
+    }
+  });
+
+  it('cuts an authenticated trickle after BULK_BODY_TIMEOUT_MS with 408, and the batch waiting behind it enters', async () => {
+    const slow = trickle(app.url, { bearer: await token('2', 'signals:write') });
+    open.push(slow);
+    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 1);
+    // With one place at the door, this batch can only enter once the trickle has lost it.
+    const waiting = batch(app, writer, 'behind-slow');
+    const cut = await slow.response;
+    expect(cut?.status).toBe(408);
+    expect(JSON.parse(cut!.body).errors[0].extensions.code).toBe('REQUEST_TIMEOUT');
+    expect(await waiting).toEqual({ status: 200, code: null });
+    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 0);
+  });
+});
+
+describe('the bulk door per client', () => {
+  let app: App;
+  let databaseUrl: string;
+  let writer: string;
+  const open: Trickle[] = [];
+
+  beforeAll(async () => {
+    databaseUrl = await freshDatabase();
+    // No body deadline here: the places stay held until the test lets them go.
+    app = await startApp(databaseUrl, {
+      BULK_REQUESTS_MAX: '1',
+      BULK_REQUESTS_WAITING_MAX: '32',
+      BULK_MAX_EVENT_LOOP_UTILIZATION: '1',
+      BULK_BODY_TIMEOUT_MS: '600000',
+      BULK_REQUESTS_PER_CREDENTIAL_MAX: '2',
+      BULK_REQUESTS_PER_ADDRESS_MAX: '3',
+    });
+    writer = await token('1', 'signals:write');
+  });
+  afterEach(() => {
+    for (const socket of open.splice(0)) socket.close();
+  });
+  afterAll(() => app?.stop());
+
+  it('lets one credential, and one address, hold only so many places: the rest are refused at once, other clients still enter', async () => {
+    const greedy = await token('3', 'signals:write');
+    const held = [trickle(app.url, { bearer: greedy }), trickle(app.url, { bearer: greedy })];
+    open.push(...held);
+    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) + (await metric(app, 'community_bulk_requests_waiting')) === 2);
+    const third = trickle(app.url, { bearer: greedy });
+    open.push(third);
+    const refused = await third.response;
+    expect(refused?.status).toBe(503);
+    expect(JSON.parse(refused!.body).errors[0].extensions.code).toBe('OVERLOADED');
+    // Another address (127.0.0.2 is loopback too) with fresh credentials: at most three places.
+    const other = await Promise.all(['4', '5', '6', '7'].map((user) => token(user, 'signals:write')));
+    const fromOther = other.map((bearer) => trickle(app.url, { bearer, localAddress: '127.0.0.2' }));
+    open.push(...fromOther);
+    expect((await fromOther[3]!.response)?.status).toBe(503);
+    // A legitimate batch still gets its turn once the tricklers ahead of it are gone.
+    const legit = batch(app, writer, 'after-greedy');
+    await eventually(async () => (await metric(app, 'community_bulk_requests_waiting')) === 5);
+    for (const socket of open.splice(0)) socket.close();
+    expect(await legit).toEqual({ status: 200, code: null });
+    const db = await sqlClient(databaseUrl);
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM signal WHERE item_id LIKE 'after-greedy-%'`);
+    expect(rows[0].n).toBe(100);
+    await db.end();
+  });
+});
