@@ -3,6 +3,8 @@ import { startServerProcess, type ServerProcess } from '../test/support/server-p
 export interface ServerProcesses {
   /** GraphQL endpoint of each process. */
   urls: string[];
+  /** Process id of each (CPU accounting). */
+  pids: number[];
   /** Messages the processes send over IPC (bench/server-process.ts reports applied changes). */
   onMessage(handler: (message: unknown, index: number) => void): void;
   stop(): Promise<void>;
@@ -36,6 +38,7 @@ export async function startServerProcesses(options: ProcessOptions): Promise<Ser
   }
   return {
     urls: servers.map((instance) => instance.url),
+    pids: servers.map((instance) => instance.child.pid!),
     onMessage: (handler) => servers.forEach((instance, index) => instance.child.on('message', (message) => handler(message, index))),
     stop,
   };

@@ -15,6 +15,7 @@ import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
 import { singleSignal } from './cases/single-signal.js';
 import { tokenVerification } from './cases/token-verification.js';
+import { tracingCost } from './cases/tracing-cost.js';
 import { startCluster } from './cluster.js';
 import { markdownTable, summaryLine, writeResults } from './report.js';
 
@@ -81,6 +82,7 @@ const CASES: readonly Case[] = [
   costModel,
   failover,
   hostile,
+  tracingCost,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

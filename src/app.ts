@@ -14,24 +14,17 @@ import { openInstanceDatabase } from './db/instance-database.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
-import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
 import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
+import { startTracing } from './observability/tracing.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
-import { BulkAdmission } from './server/bulk-admission.js';
-import { EventLoopLoad } from './server/event-loop-load.js';
-import { createHttpServer } from './server/http.js';
-import { createMetricsServer } from './server/metrics-server.js';
-import { StreamTokens } from './server/stream-tokens.js';
-import { drain, listen } from './server/lifecycle.js';
+import { countSignals } from './server/request-observer.js';
+import { createTransports } from './server/transports.js';
 import { createLogger } from './observability/logger.js';
-import { createGraphQLWebSocket } from './server/websocket.js';
-import { createGraphQLServer, GRAPHQL_ENDPOINT, type OperationLimitsPlugin, type RequestScope } from './server/yoga.js';
-import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from './settings/settings-page.js';
+import type { OperationLimitsPlugin, RequestScope } from './server/yoga.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
-import { projectRoot } from './util/project-root.js';
 import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
@@ -64,10 +57,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const metrics = new Metrics();
+  const tracing = startTracing(config.tracing, instanceId);
+  const { tracer } = tracing;
+  const traced = tracing.enabled ? { tracer } : {};
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
   const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
-  const connections = openInstanceDatabase(config.database, logger);
+  const connections = openInstanceDatabase(config.database, logger, traced);
   const { database, purgeDatabase } = connections;
   const durability = new DurabilityMonitor(database.db, logger, config.database.requireSynchronousCommit, metrics.registry);
   // Another host, or the listener back after a loss (a repointed pooler): the primary may be another.
@@ -75,6 +71,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const membership = new MembershipSync({
     source: membershipSource(database.db),
     logger,
+    tracer,
     ...config.cache,
     // A session connection of its own for LISTEN (never a transaction pooler).
     openChannel: (handlers) =>
@@ -90,10 +87,10 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       }),
   });
   metrics.observe(membership, database.pool);
+  const requestScope = new AsyncLocalStorage<RequestScope>();
   const signals = new SignalBatcher({
-    db: database.db,
-    logger,
-    metrics,
+    db: database.db, logger, metrics, tracer,
+    onAccepted: countSignals(requestScope),
     isLeft: (userId) => membership.cache.isLeft(userId),
     ...config.signals,
   });
@@ -101,42 +98,15 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const subscriptionCaps = new SubscriptionCaps(config.subscriptions);
   const statusFeed = new MembershipStatusFeed(database.db, membership, subscriptionCaps, logger);
   metrics.observeSubscriptions(statusFeed);
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps);
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer);
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
-  const requestScope = new AsyncLocalStorage<RequestScope>();
-  const root = projectRoot();
-  const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
-  const streamTokens = new StreamTokens();
-  const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, streamTokens, options.operationLimits);
-  let shuttingDown = false;
-  const eventLoop = new EventLoopLoad();
-  const bulkAdmission = new BulkAdmission({
-    ...config.bulk,
-    saturated: () => services.signals.full,
-    busy: () => eventLoop.utilization > config.bulk.maxEventLoopUtilization,
-  });
-  metrics.observeBulkRequests(bulkAdmission);
-  const overloaded = { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() };
-  const webSocket = createGraphQLWebSocket({
-    yoga,
-    trusted,
-    bodyLimitBytes: config.http.bodyLimitBytes,
-    corsOrigins: config.http.corsOrigins,
-    bulkAdmission,
-    operationsPerSocket: config.http.webSocketOperationsPerSocket,
-    overloaded,
-  });
-  const server = createHttpServer({
-    yoga,
-    webSocket,
-    bodyLimitBytes: config.http.bodyLimitBytes,
-    bulkAdmission,
+  const transports = createTransports({
+    config,
+    services,
     authenticator,
-    streamTokens,
-    overloaded,
-    pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,
-    isShuttingDown: () => shuttingDown,
+    tracer,
+    operationLimits: options.operationLimits,
     readiness: [
       { name: 'database', check: () => acceptsWrites(database.db) },
       { name: 'membershipCache', check: async () => membership.inSync },
@@ -145,7 +115,6 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     ],
     readinessDetails: () => ({ durability: durability.current }),
   });
-  const metricsServer = createMetricsServer(metrics.registry);
   let url = '';
   let metricsUrl = '';
 
@@ -177,31 +146,28 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       } catch (error) {
         // A refused start leaves nothing open behind it.
         await connections.close();
+        await tracing.shutdown();
         throw error;
       }
       // In the background: an unreachable identity provider delays readiness, not the start.
       keys.start();
-      eventLoop.start(() => bulkAdmission.next());
-      metricsUrl = `${await listen(metricsServer, config.metrics.port, config.metrics.host)}/metrics`;
-      url = `${await listen(server, config.http.port, config.http.host)}${GRAPHQL_ENDPOINT}`;
+      ({ url, metricsUrl } = await transports.listen());
     },
     async stop() {
-      shuttingDown = true;
+      transports.stopAccepting();
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdown.graceMs);
       statusFeed.close();
       purges.closeStreams();
-      await webSocket.close();
-      await drain(server, config.shutdown.timeoutMs);
-      // Scraped until the API has drained: the last requests still count.
-      await drain(metricsServer, config.shutdown.timeoutMs);
+      await transports.drain();
       await signals.drained();
       await purges.stop();
       await purgeDatabase.close();
       keys.stop();
-      eventLoop.stop();
+      transports.stopSampling();
       await membership.stop();
       await database.close();
+      await tracing.shutdown();
     },
   };
 }

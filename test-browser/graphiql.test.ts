@@ -40,8 +40,13 @@ afterAll(async () => {
 describe('GraphiQL', () => {
   it('loads with no network but the server, opens on the README operations, and runs a live subscription', async () => {
     const page = await context.newPage();
-    // The page inlines ~9 MB of GraphiQL: on a busy machine it takes a while to come up.
+    // Its ~9 MB of script compressed on first request: on a busy machine it takes a while to come up.
     page.setDefaultTimeout(90_000);
+    // What the page costs on the wire, as the browser counts it (compressed bodies and headers).
+    const transfers: Promise<number>[] = [];
+    page.on('requestfinished', (request) =>
+      transfers.push(request.sizes().then((sizes) => sizes.responseBodySize + sizes.responseHeadersSize)),
+    );
     await page.goto(app.url);
     const editor = page.locator('.graphiql-query-editor');
     await editor.getByText('subscription Watch').waitFor();
@@ -58,6 +63,10 @@ describe('GraphiQL', () => {
     await gql(app, 'mutation { rejoinCommunityLayer(userId: "42") { status } }');
     await response.getByText('"ACTIVE"').waitFor();
 
+    // Everything it fetched by now (workers and fonts included, the subscription's stream aside).
+    const onTheWire = (await Promise.all(transfers)).reduce((sum, bytes) => sum + bytes, 0);
+    expect(onTheWire).toBeGreaterThan(500_000);
+    expect(onTheWire).toBeLessThan(2 * 1024 * 1024);
     expect(blocked).toEqual([]);
     await page.close();
   }, 180_000);

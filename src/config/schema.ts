@@ -4,6 +4,7 @@ import { database, databaseInProduction } from './groups/database.js';
 import { graphql, requestBudget } from './groups/graphql.js';
 import { bulk, http, metrics } from './groups/http.js';
 import { cache, listener, subscriptions } from './groups/membership.js';
+import { accessLog, tracing } from './groups/observability.js';
 import { purge } from './groups/purge.js';
 import { serviceSettings, shutdown } from './groups/service.js';
 import { signals } from './groups/signals.js';
@@ -30,6 +31,8 @@ export const configuration = group(
     purge: purge.schema,
     shutdown: shutdown.schema,
     auth: auth.schema,
+    tracing: tracing.schema,
+    accessLog: accessLog.schema,
   },
   (settings) =>
     settings

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import Cursor from 'pg-cursor';
@@ -6,6 +7,7 @@ import type { Config } from '../config/config.js';
 import { discardingPool } from './discarding-pool.js';
 import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
 import type { Database } from './schema.js';
+import { statementSpans } from './statement-spans.js';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -21,6 +23,8 @@ export interface DatabaseOptions {
   logger: Logger;
   /** Session limits; unset in tools that run one long statement (migrations, schema dumps). */
   limits?: Config['database'];
+  /** A span per statement; unset (tracing off, tools) adds nothing to a query. */
+  tracer?: Tracer;
 }
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
@@ -49,6 +53,9 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   // crash the process; the query that was running gets the error anyway.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection lost'));
   pool.on('connect', (client) => client.on('error', (error) => options.logger.warn({ err: error }, 'database connection lost')));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: discardingPool(pool), cursor: Cursor }) });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: discardingPool(pool), cursor: Cursor }),
+    ...(options.tracer ? { log: statementSpans(options.tracer) } : {}),
+  });
   return { db, pool, close: () => db.destroy() };
 }

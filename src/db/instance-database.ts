@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { connectDatabase, type DatabaseHandle } from './database.js';
@@ -18,15 +19,20 @@ export interface InstanceDatabase {
   close(): Promise<void>;
 }
 
-export function openInstanceDatabase(config: Config['database'] & { url: string; listenUrl: string }, logger: Logger): InstanceDatabase {
+/** `traced`: a tracer when tracing is on, for a span per statement of the request and purge pools. */
+export function openInstanceDatabase(
+  config: Config['database'] & { url: string; listenUrl: string },
+  logger: Logger,
+  traced: { tracer?: Tracer } = {},
+): InstanceDatabase {
   const endpoint = databaseEndpoint(config.url, config.acquireTimeoutMs);
   const listenEndpoint = config.listenUrl === config.url ? endpoint : databaseEndpoint(config.listenUrl, config.acquireTimeoutMs);
   const named: Record<string, DatabaseEndpoint> = listenEndpoint === endpoint ? { database: endpoint } : { database: endpoint, listen: listenEndpoint };
   for (const [name, which] of Object.entries(named)) {
     which.onHostChange((host) => logger.info({ url: which.masked, host: `${host.host}:${host.port}` }, `${name} connections go to ${host.host}:${host.port}`));
   }
-  const database = connectDatabase({ url: config.url, endpoint, poolMax: config.poolMax, logger, limits: config });
-  const purgeDatabase = connectDatabase({ url: config.url, endpoint, poolMax: 1, logger, limits: config });
+  const database = connectDatabase({ url: config.url, endpoint, poolMax: config.poolMax, logger, limits: config, ...traced });
+  const purgeDatabase = connectDatabase({ url: config.url, endpoint, poolMax: 1, logger, limits: config, ...traced });
   return {
     endpoint,
     listenEndpoint,

@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
@@ -20,11 +21,13 @@ export class PurgeJobs {
     private readonly logger: Logger,
     config: Config['purge'],
     caps: SubscriptionCaps,
+    tracer: Tracer,
   ) {
     this.feed = new PurgeProgressFeed(db, caps);
     this.worker = new PurgeWorker({
       db: workerDb,
       logger,
+      tracer,
       chunkSize: config.chunkSize,
       chunkPauseMs: config.chunkPauseMs,
       pollMs: config.pollMs,

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
@@ -7,6 +8,7 @@ import { runChunk, type ChunkResult } from './purge.store.js';
 export interface PurgeWorkerOptions {
   db: Kysely<Database>;
   logger: Logger;
+  tracer: Tracer;
   /** Signals (with their cohort entries) per chunk, one transaction each. */
   chunkSize: number;
   /** Pause between chunks, leaving the database to other work. */
@@ -53,7 +55,7 @@ export class PurgeWorker {
     while (!this.stopping.signal.aborted) {
       this.kicked = false;
       try {
-        const chunk = await runChunk(db, chunkSize);
+        const chunk = await this.tracedChunk(() => runChunk(db, chunkSize));
         backoffMs = 100;
         if (chunk) this.options.onChunk(chunk);
         if (chunk?.finished) logger.info({ purgeId: chunk.purgeId, userId: chunk.userId, removed: chunk.removedSoFar }, 'purge finished');
@@ -68,6 +70,26 @@ export class PurgeWorker {
         await this.sleep(backoffMs);
         backoffMs = Math.min(backoffMs * 2, 5_000);
       }
+    }
+  }
+
+  /**
+   * A span per chunk, made once it is known there was one (an idle poll, once a second, makes none):
+   * the chunk is one statement, so the span is that statement's time.
+   */
+  private async tracedChunk(run: () => Promise<ChunkResult | null>): Promise<ChunkResult | null> {
+    const startTime = performance.timeOrigin + performance.now();
+    const span = (attributes: Record<string, string | number | boolean>) =>
+      this.options.tracer.startSpan('purge chunk', { root: true, startTime, attributes });
+    try {
+      const chunk = await run();
+      if (chunk) span({ 'purge.id': chunk.purgeId, 'purge.removed_so_far': chunk.removedSoFar, 'purge.finished': chunk.finished }).end();
+      return chunk;
+    } catch (error) {
+      const failed = span({ 'purge.chunk_size': this.options.chunkSize });
+      failed.setStatus({ code: SpanStatusCode.ERROR });
+      failed.end();
+      throw error;
     }
   }
 

@@ -2,6 +2,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
+import { context } from '@opentelemetry/api';
 import { overloaded } from '../graphql/errors.js';
 import { errorResponse } from '../graphql/public-result.js';
 import { withTimeout } from '../util/with-timeout.js';
@@ -9,6 +10,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import type { BulkAdmission } from './bulk-admission.js';
 import type { StreamTokens } from './stream-tokens.js';
+import type { RequestObserver } from './request-observer.js';
 import type { GraphQLWebSocket } from './websocket.js';
 import { GRAPHQL_ENDPOINT, type RequestScope, type Yoga } from './yoga.js';
 
@@ -33,8 +35,10 @@ export interface HttpServerOptions {
   /** …or whose graphql-sse stream token this instance issued (it was reserved with a valid bearer token). */
   streamTokens: StreamTokens;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
-  /** Extra pages (the settings page); answers true when it served the path. */
-  pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
+  /** The request's span and access-log line (not for the probes). */
+  observe: RequestObserver;
+  /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
+  pages: (pathname: string, req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
 }
 
@@ -55,12 +59,17 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
         sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks, ...options.readinessDetails?.() }),
       );
     }
-    if (req.method === 'GET' && path.startsWith('/settings')) {
-      return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
+    const observed = options.observe(req, res, requestId, path);
+    if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
+      return void options.pages(path, req, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
-    const enter = (decoded?: () => void) => options.requestScope.run({ requestId, decoded }, () => void options.yoga(req, res, { requestId }));
+    // In the request's own trace context even when the door lets it in later, from another request's turn.
+    const enter = (decoded?: () => void) =>
+      context.with(observed.context, () =>
+        options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(req, res, { requestId })),
+      );
     if (!options.bulkAdmission.isBulk(req)) return enter();
     void admitBulk(req, res, requestId, options, enter);
   });

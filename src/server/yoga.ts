@@ -1,4 +1,5 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
+import type { Tracer } from '@opentelemetry/api';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
@@ -13,7 +14,9 @@ import { useOperationLimits, type OperationLimits } from '../graphql/limits/oper
 import { schema } from '../api/schema.js';
 import { TRUSTED_DOCUMENT_ERRORS, type TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 import { useOperationMetrics } from './operation-metrics.js';
-import { graphiql } from './graphiql.js';
+import { useOperationTracing } from './operation-tracing.js';
+import type { RequestRecord } from './request-observer.js';
+import type { GraphiQLPage } from './graphiql.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
 import { useBulkDecoded } from './bulk-decoded.js';
@@ -28,6 +31,8 @@ export interface RequestScope {
   authorization?: string | null;
   /** Frees the request's place at the bulk door (see useBulkDecoded). */
   decoded?: () => void;
+  /** What the access log tells of the request (HTTP requests only). */
+  record?: RequestRecord;
 }
 
 export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
@@ -45,10 +50,12 @@ export function createGraphQLServer(
   requestScope: AsyncLocalStorage<RequestScope>,
   trusted: TrustedDocuments,
   streamTokens: StreamTokens,
+  tracer: Tracer,
+  /** GraphiQL on GET with `Accept: text/html`, or null (off). */
+  page: GraphiQLPage | null,
   operationLimits: OperationLimitsPlugin = useOperationLimits,
 ): Yoga {
   const limits = config.graphql;
-  const page = limits.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
   return createYoga<RequestScope, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -102,6 +109,7 @@ export function createGraphQLServer(
       }),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
+      useOperationTracing(tracer, requestScope),
       useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),
       useBulkDecoded(requestScope),
       operationLimits({

@@ -1,3 +1,4 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
@@ -32,6 +33,7 @@ export class GroupWriter {
         offset += job.signals.length;
       }
     } catch (error) {
+      trace.getActiveSpan()?.setStatus({ code: SpanStatusCode.ERROR });
       if (jobs.length === 1) {
         jobs[0]!.reject(error);
         return;

@@ -1,3 +1,4 @@
+import type { SpanContext } from '@opentelemetry/api';
 import type { ValidSignal } from './signal-input.js';
 import type { StoredSignal } from './signal.store.js';
 
@@ -13,6 +14,8 @@ export interface QueuedRequest {
   eventIds: readonly string[];
   /** Per signal: an earlier attempt whose outcome is unknown may have stored it for this request. */
   maybeStored: boolean[];
+  /** The span of the request that submitted it, linked from its group's span. */
+  requestSpan: SpanContext | undefined;
   resolve(outcomes: SignalOutcome[]): void;
   reject(error: unknown): void;
 }

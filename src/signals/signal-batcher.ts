@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { context, trace, type Tracer } from '@opentelemetry/api';
 import { AbandonedError, OverloadedError } from './errors.js';
 import { GroupWriter, type GroupWriterOptions } from './group-writer.js';
 import type { QueuedRequest, SignalOutcome } from './queued-request.js';
@@ -10,6 +11,9 @@ export interface SignalBatcherOptions extends GroupWriterOptions {
   concurrency: number;
   /** The most signals waiting for a group; past it, requests are shed. */
   maxQueued: number;
+  tracer: Tracer;
+  /** Told of each accepted submission, in the submitter's async context (the access log counts them). */
+  onAccepted?(signals: number): void;
 }
 
 /**
@@ -54,10 +58,12 @@ export class SignalBatcher {
     return new Promise((resolve, reject) => {
       // A signal without the client's event id gets one here, so that no resend can store it twice.
       const eventIds = signals.map((signal) => signal.eventId ?? randomUUID());
-      const job: QueuedRequest = { signals, abandoned, eventIds, maybeStored: signals.map(() => false), resolve, reject };
+      const requestSpan = trace.getSpanContext(context.active());
+      const job: QueuedRequest = { signals, abandoned, eventIds, maybeStored: signals.map(() => false), requestSpan, resolve, reject };
       this.queue.push(job);
       this.queuedSignals += signals.length;
       abandoned?.addEventListener('abort', () => this.dropIfQueued(job), { once: true });
+      this.options.onAccepted?.(signals.length);
       this.scheduleFlush();
     });
   }
@@ -104,12 +110,24 @@ export class SignalBatcher {
   private async runGroup(jobs: QueuedRequest[]): Promise<void> {
     this.inFlight++;
     try {
-      if (jobs.length > 0) await this.writer.write(jobs);
+      if (jobs.length > 0) await this.traced(jobs);
     } finally {
       this.inFlight--;
       if (this.queue.length > 0) this.scheduleFlush();
       else this.notifyIfIdle();
     }
+  }
+
+  /**
+   * One span per group, in a trace of its own (a group serves many requests, so it is no one
+   * request's child), linked to the span of each request it carries; its statements are its children.
+   */
+  private traced(jobs: readonly QueuedRequest[]): Promise<void> {
+    const links = jobs.flatMap((job) => (job.requestSpan ? [{ context: job.requestSpan }] : []));
+    const attributes = { 'signals.count': jobs.reduce((sum, job) => sum + job.signals.length, 0), 'signals.requests': jobs.length };
+    return this.options.tracer.startActiveSpan('signals group commit', { root: true, links, attributes }, (span) =>
+      this.writer.write(jobs).finally(() => span.end()),
+    );
   }
 
   private notifyIfIdle(): void {

@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import fc from 'fast-check';
 import pino from 'pino';
 import type { Channel, ChannelHandlers, ListenerState } from '../../src/db/listen/channel-listener.js';
@@ -329,6 +330,7 @@ export async function runScenario(scenario: Scenario): Promise<void> {
   const sync = new MembershipSync({
     source: store,
     logger: silentLogger,
+    tracer: trace.getTracer('membership model'),
     resyncMs: 3_600_000,
     openChannel: (handlers) => (channel = new ModelChannel(handlers)),
   });

@@ -1,3 +1,4 @@
+import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Channel, ListenerState, OpenChannel } from '../../db/listen/channel-listener.js';
 import { MembershipCache } from './membership-cache.js';
@@ -8,6 +9,7 @@ import { VersionWaiters } from './version-waiters.js';
 export interface MembershipSyncOptions {
   source: MembershipSource;
   logger: Logger;
+  tracer: Tracer;
   /** Period of the backstop resync. */
   resyncMs: number;
   /** Opens the LISTEN session; in production a ChannelListener on its own connection. */
@@ -104,22 +106,30 @@ export class MembershipSync {
 
   /** One at a time: a full load first, then deltas, with a full reload if the LEFT count drifts. */
   resync(): Promise<void> {
-    const run = this.resyncChain.then(async () => {
-      const unbroken = this.watchSession();
-      if (!this.loadedOnce) {
-        await this.fullReload(unbroken);
-        this.loadedOnce = true;
-      } else if (!(await this.loader.deltaResync(unbroken))) {
-        // The set drifted: not in sync until the reload is done.
-        this.waiters.releaseAll();
-        await this.fullReload(unbroken);
-      }
-      this.stats.resyncs++;
-      this.waiters.reached(this.cache.appliedVersion);
-      for (const listener of this.resyncListeners) listener();
-    });
+    const run = this.resyncChain.then(() =>
+      this.options.tracer.startActiveSpan('membership resync', { root: true }, (span) => traced(span, () => this.readSnapshot(span))),
+    );
     this.resyncChain = run.catch(() => undefined);
     return run;
+  }
+
+  private async readSnapshot(span: Span): Promise<void> {
+    const unbroken = this.watchSession();
+    if (!this.loadedOnce) {
+      span.setAttribute('membership.resync.kind', 'full');
+      await this.fullReload(unbroken);
+      this.loadedOnce = true;
+    } else if (!(await this.loader.deltaResync(unbroken))) {
+      // The set drifted: not in sync until the reload is done.
+      span.setAttribute('membership.resync.kind', 'delta, then full (drift)');
+      this.waiters.releaseAll();
+      await this.fullReload(unbroken);
+    } else {
+      span.setAttribute('membership.resync.kind', 'delta');
+    }
+    this.stats.resyncs++;
+    this.waiters.reached(this.cache.appliedVersion);
+    for (const listener of this.resyncListeners) listener();
   }
 
   private async fullReload(unbroken: () => boolean): Promise<void> {
@@ -149,5 +159,17 @@ export class MembershipSync {
 
   private resyncFailed(error: unknown): void {
     this.options.logger.warn({ err: error }, 'membership resync failed');
+  }
+}
+
+/** Runs `work` as `span`'s content: ended when it settles, marked failed when it throws. */
+async function traced(span: Span, work: () => Promise<void>): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
   }
 }

@@ -1,0 +1,87 @@
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import type http from 'node:http';
+import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_PATH,
+} from '@opentelemetry/semantic-conventions';
+import type { Logger } from 'pino';
+
+/** What the access log tells of a request beyond HTTP, filled in while it runs. */
+export interface RequestRecord {
+  operationName: string | null;
+  operationType: string | null;
+  /** Signals accepted for writing. */
+  signals: number;
+}
+
+export interface RequestObserverOptions {
+  tracer: Tracer;
+  logger: Logger;
+  /** Share of requests written to the access log (0 to 1). */
+  accessLogSample: number;
+}
+
+/** Starts watching one request; returns the context to run it in and the record to fill. */
+export type RequestObserver = (req: http.IncomingMessage, res: http.ServerResponse, requestId: string, path: string) => { context: Context; record: RequestRecord };
+
+/** Adds the signals a request submitted to its record (the batcher calls it in the request's async context). */
+export function countSignals(scope: AsyncLocalStorage<{ record?: RequestRecord }>): (count: number) => void {
+  return (count) => {
+    const record = scope.getStore()?.record;
+    if (record) record.signals += count;
+  };
+}
+
+const ROUTES = new Set(['/graphql', '/settings', '/']);
+
+/**
+ * The HTTP request's span, a child of the caller's W3C `traceparent` (the propagator is used
+ * directly, not installed globally), and one access-log line when the response closes.
+ * `bytesOut` is what the connection carried for this response, headers included (requests on one
+ * keep-alive connection are sequential).
+ */
+export function requestObserver(options: RequestObserverOptions): RequestObserver {
+  const propagator = new W3CTraceContextPropagator();
+  const accessLog = options.logger.child({ log: 'access' });
+  return (req, res, requestId, path) => {
+    const started = performance.now();
+    const socket = req.socket;
+    const writtenBefore = socket.bytesWritten;
+    const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+    const method = req.method ?? 'GET';
+    const route = ROUTES.has(path) ? path : path.startsWith('/settings/') ? '/settings/*' : path.startsWith('/graphiql/assets/') ? '/graphiql/assets/*' : null;
+    const span = options.tracer.startSpan(route ? `${method} ${route}` : method, {
+      kind: SpanKind.SERVER,
+      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: path, ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}), 'http.request.id': requestId },
+    }, parent);
+    const record: RequestRecord = { operationName: null, operationType: null, signals: 0 };
+    res.once('close', () => {
+      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+      span.end();
+      if (options.accessLogSample < 1 && Math.random() >= options.accessLogSample) return;
+      const spanContext = span.spanContext();
+      accessLog.info(
+        {
+          requestId,
+          traceId: isSpanContextValid(spanContext) ? spanContext.traceId : null,
+          method,
+          path,
+          status: res.statusCode,
+          ...(res.writableFinished ? {} : { aborted: true }),
+          durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+          bytesIn: Number(req.headers['content-length'] ?? 0),
+          bytesOut: socket.bytesWritten - writtenBefore,
+          operation: record.operationName,
+          operationType: record.operationType,
+          signals: record.signals,
+        },
+        'request',
+      );
+    });
+    return { context: trace.setSpan(parent, span), record };
+  };
+}
