@@ -11,6 +11,7 @@ import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrations/migrate.js';
+import { ensureSchema } from './db/migrations/schema-version.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import type { Services } from './api/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
@@ -30,7 +31,7 @@ import { SignalBatcher } from './signals/signal-batcher.js';
 import { projectRoot } from './util/project-root.js';
 
 export interface App {
-  /** Migrates, restores the membership cache, then listens. Resolves when ready to serve. */
+  /** Checks the schema (migrating it when MIGRATE_ON_START), restores the membership cache, then listens. Resolves when ready to serve. */
   start(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, then closes listener and pool. */
   stop(): Promise<void>;
@@ -148,7 +149,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     async start() {
       try {
         await checkSessionLimits(database.db, config.database);
-        const applied = await migrateOverSession();
+        const applied = await ensureSchema(database.db, { migrateOnStart: config.database.migrateOnStart, migrate: migrateOverSession });
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
         if (options.membershipSync !== false) {
           await checkListenSession({

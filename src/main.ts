@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig, resolveConfig, type Config } from './config/config.js';
-import { EmbeddedStartError, startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import type { EmbeddedDatabase } from './db/embedded.js';
+import { EmbeddedStartError } from './db/embedded/start-error.js';
 import { createApp, type App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey } from './auth/tokens.js';
@@ -24,12 +25,15 @@ async function main(): Promise<void> {
   });
   if (!config.database.url) {
     logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
-    embedded = startEmbeddedPostgres({
-      dataDir: config.database.embeddedDataDir,
-      database: 'community_layer',
-      persistent: true,
-      log: (message) => logger.debug({ postgres: message.trim() }),
-    });
+    // Loaded only here: a production install has no embedded PostgreSQL (a development dependency).
+    embedded = import('./db/embedded.js').then(({ startEmbeddedPostgres }) =>
+      startEmbeddedPostgres({
+        dataDir: config.database.embeddedDataDir,
+        database: 'community_layer',
+        persistent: true,
+        log: (message) => logger.debug({ postgres: message.trim() }),
+      }),
+    );
   }
   const database = await embedded;
   if (database) {

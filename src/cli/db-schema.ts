@@ -6,9 +6,10 @@ import { connectDatabase } from '../db/database.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { migrateToLatest } from '../db/migrations/migrate.js';
 import { dumpSchema } from '../db/schema-dump/catalog-dump.js';
+import { projectRoot } from '../util/project-root.js';
 
 /** `npm run db:schema` writes db/schema.sql from a freshly migrated database; `db:check` fails when it is stale. */
-const SCHEMA_FILE = new URL('../../db/schema.sql', import.meta.url);
+const SCHEMA_FILE = path.join(projectRoot(), 'db/schema.sql');
 
 const parent = await mkdtemp(path.join(tmpdir(), 'community-layer-schema-'));
 // As root the embedded server runs as "postgres", which must be able to enter this folder.

@@ -1,26 +1,49 @@
-import { loadConfig } from '../config/config.js';
+import { parseArgs } from 'node:util';
+import { readConfigOrExit } from './read-config.js';
 import { createLogger } from '../observability/logger.js';
 import { connectDatabase } from '../db/database.js';
-import { EmbeddedStartError, startEmbeddedPostgres } from '../db/embedded.js';
+import { EmbeddedStartError } from '../db/embedded/start-error.js';
 import { migrateToLatest } from '../db/migrations/migrate.js';
+import { SchemaVersionError, refuseNewerSchema, schemaState } from '../db/migrations/schema-version.js';
 
-/** `npm run migrate`: apply pending migrations and exit. */
-const config = loadConfig(process.env);
+const USAGE = `usage: node dist/src/cli/migrate.js (npm run migrate in a checkout)
+
+Applies pending migrations and exits: the release step, or the init container, before instances
+start with MIGRATE_ON_START=false. Connects over DATABASE_LISTEN_URL (default DATABASE_URL): a
+session connection straight to PostgreSQL, never a transaction pooler (Kysely's migration lock is a
+session advisory lock). Refuses a database migrated by a newer build. Without DATABASE_URL it
+migrates the embedded development database.`;
+
+const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' } } });
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const config = readConfigOrExit();
 const logger = createLogger(config);
-const embedded = config.database.url
-  ? null
-  : await startEmbeddedPostgres({ dataDir: config.database.embeddedDataDir, database: 'community_layer', persistent: true, log: () => undefined }).catch(
-      (error: unknown) => {
-        if (!(error instanceof EmbeddedStartError)) throw error;
-        console.error(error.message);
-        process.exit(1);
-      },
-    );
-const database = connectDatabase({ url: config.database.url ?? embedded!.url, poolMax: 2, logger });
+const embedded = config.database.url ? null : await startEmbedded();
+const database = connectDatabase({ url: config.database.listenUrl ?? config.database.url ?? embedded!.url, poolMax: 1, logger });
 try {
+  refuseNewerSchema(await schemaState(database.db));
   const applied = await migrateToLatest(database.db);
   logger.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');
+} catch (error) {
+  if (!(error instanceof SchemaVersionError)) throw error;
+  console.error(`migrate: ${error.message}`);
+  process.exitCode = 1;
 } finally {
   await database.close();
   await embedded?.stop();
+}
+
+/** Development only; loaded lazily, since a production install has no embedded PostgreSQL. */
+async function startEmbedded() {
+  const { startEmbeddedPostgres } = await import('../db/embedded.js');
+  return startEmbeddedPostgres({ dataDir: config.database.embeddedDataDir, database: 'community_layer', persistent: true, log: () => undefined }).catch(
+    (error: unknown) => {
+      if (!(error instanceof EmbeddedStartError)) throw error;
+      console.error(error.message);
+      process.exit(1);
+    },
+  );
 }
