@@ -29,6 +29,8 @@ if ! command -v debootstrap >/dev/null; then
 fi
 rootfs=$(mktemp -d /var/tmp/community-layer-base.XXXXXX)
 trap 'rm -rf "$rootfs"' EXIT
+# The image's / gets this folder's mode: readable by all, as any root file system.
+chmod 755 "$rootfs"
 echo "image-base: debootstrap --variant=minbase $suite from $mirror"
 debootstrap --variant=minbase --include="$packages" "$suite" "$rootfs" "$mirror" >"$rootfs.log" 2>&1 || {
   tail -n 20 "$rootfs.log" >&2
