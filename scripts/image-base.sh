@@ -17,7 +17,7 @@ fi
 cache=${IMAGE_BASE_CACHE:-/var/cache/community-layer-image}
 key=$(printf '%s\n' "$suite" "$packages" "$mirror" "$(sha256sum "$0" | cut -d' ' -f1)" | sha256sum | cut -c1-16)
 cached="$cache/base-$suite-$key.tar"
-if [ -f "$cached" ] && [ -n "$(find "$cached" -mtime -7)" ] && tar -tf "$cached" etc/passwd >/dev/null 2>&1; then
+if [ -f "$cached" ] && [ -n "$(find "$cached" -mtime -7)" ] && tar -tf "$cached" ./etc/passwd >/dev/null 2>&1; then
   echo "image-base: reusing $cached"
   cp "$cached" "$out"
   exit 0
