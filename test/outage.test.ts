@@ -29,6 +29,8 @@ async function spawnServer(databaseUrl: string): Promise<Instance> {
     env: {
       ...process.env,
       NODE_ENV: 'production',
+      // A new database: both instances migrate it at start, under the migration lock.
+      MIGRATE_ON_START: 'true',
       DATABASE_URL: databaseUrl,
       PORT: '0',
       AUTH_JWT_SECRET: TEST_SECRET,
