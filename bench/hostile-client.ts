@@ -5,6 +5,19 @@ import type { HostileOptions, HostileSample } from './hostile.js';
 
 // Runs in a child process (see hostile.ts): the attack must not share the server's event loop.
 const sample: HostileSample = { trickleConnections: 0, tricklesEnded: 0, floodSent: 0, floodOverloaded: 0, floodAdmitted: 0, floodOther: 0, firstOther: null };
+/**
+ * The attacker is another host: its own loopback address (127.0.0.0/8 is all loopback), so the
+ * per-address caps tell it from the legitimate clients on 127.0.0.1, as they would on a network.
+ */
+const ATTACKER_ADDRESS = '127.0.0.2';
+
+/** graphql-ws's WebSocket, bound to the attacker's address. */
+class AttackerWebSocket extends WebSocket {
+  constructor(address: string | URL, protocols?: string | string[]) {
+    super(address, protocols, { localAddress: ATTACKER_ADDRESS });
+  }
+}
+
 let stopped = false;
 const clients: Client[] = [];
 const sockets = new Set<net.Socket>();
@@ -13,7 +26,7 @@ const sockets = new Set<net.Socket>();
 function trickle(options: HostileOptions): void {
   if (stopped) return;
   const url = new URL(options.url);
-  const socket = net.connect(Number(url.port), url.hostname);
+  const socket = net.connect({ port: Number(url.port), host: url.hostname, localAddress: ATTACKER_ADDRESS });
   sockets.add(socket);
   sample.trickleConnections++;
   let timer: NodeJS.Timeout | undefined;
@@ -63,7 +76,7 @@ process.on('message', (message: { start?: HostileOptions; stop?: true }) => {
     for (let i = 0; i < options.floodSockets; i++) {
       const client = createClient({
         url: options.url.replace(/^http/, 'ws'),
-        webSocketImpl: WebSocket,
+        webSocketImpl: AttackerWebSocket,
         connectionParams: { authorization: `Bearer ${options.token}` },
         retryAttempts: 0,
       });

@@ -11,6 +11,7 @@ import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { DurabilityMonitor } from './db/durability-monitor.js';
 import { openInstanceDatabase } from './db/instance-database.js';
+import { ensureSchema } from './db/migrations/schema-version.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
@@ -28,7 +29,7 @@ import { SignalBatcher } from './signals/signal-batcher.js';
 import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
-  /** Migrates, restores the membership cache, then listens. Resolves when ready to serve. */
+  /** Checks the schema (migrating it when MIGRATE_ON_START), restores the membership cache, then listens. Resolves when ready to serve. */
   start(): Promise<void>;
   /** Stops accepting, lets in-flight requests finish, then closes listener and pool. */
   stop(): Promise<void>;
@@ -131,7 +132,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       try {
         await checkSessionLimits(database.db, config.database);
         await durability.start();
-        const applied = await connections.migrate();
+        const applied = await ensureSchema(database.db, { migrateOnStart: config.database.migrateOnStart, migrate: () => connections.migrate() });
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
         if (options.membershipSync !== false) {
           await checkListenSession({

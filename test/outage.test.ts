@@ -23,7 +23,10 @@ interface Instance {
 
 /** A server process of its own that nothing supervises: if it dies, it stays dead. */
 async function spawnServer(databaseUrl: string): Promise<Instance> {
-  const server = await startServer(databaseUrl, { LISTENER_HEARTBEAT_MS: '500', LISTENER_BACKOFF_MAX_MS: '500', DB_ACQUIRE_TIMEOUT_MS: '1000' });
+  const server = await startServer(databaseUrl, {
+    // A new database: both instances migrate it at start, under the migration lock.
+    MIGRATE_ON_START: 'true',
+    LISTENER_HEARTBEAT_MS: '500', LISTENER_BACKOFF_MAX_MS: '500', DB_ACQUIRE_TIMEOUT_MS: '1000' });
   return { server, child: server.child, url: server.url, acknowledged: [], retryable: 0, unexpected: [], readiness: [] };
 }
 

@@ -1,12 +1,14 @@
+import path from 'node:path';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createLogger } from '../observability/logger.js';
 import { connectDatabase } from '../db/database.js';
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { dumpSchema } from '../db/schema-dump/catalog-dump.js';
 import { startTemporaryPostgres } from '../db/temporary-postgres.js';
+import { projectRoot } from '../util/project-root.js';
 
 /** `npm run db:schema` writes db/schema.sql from a freshly migrated database; `db:check` fails when it is stale. */
-const SCHEMA_FILE = new URL('../../db/schema.sql', import.meta.url);
+const SCHEMA_FILE = path.join(projectRoot(), 'db/schema.sql');
 
 const logger = createLogger({ env: 'test', logLevel: 'silent' });
 const embedded = await startTemporaryPostgres('schema');

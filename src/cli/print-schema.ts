@@ -1,8 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { printSortedSchema } from '../api/schema.js';
+import { projectRoot } from '../util/project-root.js';
 
 /** `npm run schema` writes schema.graphql; `npm run schema:check` fails when it is stale. */
-const file = new URL('../../schema.graphql', import.meta.url);
+const file = path.join(projectRoot(), 'schema.graphql');
 const printed = printSortedSchema();
 
 if (process.argv.includes('--check')) {

@@ -1,8 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { renderSettingsTable } from '../config/settings-table.js';
+import { projectRoot } from '../util/project-root.js';
 
 /** `npm run settings:doc` writes docs/settings.md; `npm run settings:check` fails when it is stale. */
-const file = new URL('../../docs/settings.md', import.meta.url);
+const file = path.join(projectRoot(), 'docs/settings.md');
 const rendered = renderSettingsTable();
 
 if (process.argv.includes('--check')) {

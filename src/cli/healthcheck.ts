@@ -1,0 +1,13 @@
+import { readConfigOrExit } from './read-config.js';
+
+/**
+ * The image's HEALTHCHECK: exit 0 when this instance's /readyz answers 200, 1 otherwise. It runs
+ * inside the container, so it asks over loopback on the configured port.
+ */
+const { port } = readConfigOrExit().http;
+try {
+  const response = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(3_000) });
+  process.exit(response.ok ? 0 : 1);
+} catch {
+  process.exit(1);
+}
