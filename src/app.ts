@@ -11,6 +11,7 @@ import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { connectDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrations/migrate.js';
+import { persistedDocuments } from './db/persisted-documents.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import type { Services } from './api/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
@@ -91,7 +92,11 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();
-  const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
+  const trusted = TrustedDocuments.load(root, config.graphql.trustedDocumentFiles, {
+    mode: config.graphql.trustedDocuments,
+    registry: persistedDocuments(database.db, config.graphql.apqMaxDocuments),
+    retryAfterSeconds: config.retryAfterSeconds,
+  });
   const yoga = createGraphQLServer(config, services, authenticator, requestScope, trusted, options.operationLimits);
   const webSocket = createGraphQLWebSocket({
     yoga,
