@@ -63,6 +63,9 @@ export class TrustedDocuments {
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
     for (const { id, body } of options.documents) {
       this.known.set(id, body);
+      // GraphQL-over-HTTP's prefixed form (codegen's sha256 ids): the bare hash is what
+      // extensions.persistedQuery.sha256Hash carries.
+      if (id.startsWith('sha256:')) this.known.set(id.slice('sha256:'.length), body);
       // The id Apollo Client computes for this document with its default cache.
       const apollo = withApolloTypenames(body);
       this.known.set(documentId(apollo), apollo);
