@@ -75,36 +75,36 @@ function apollo(app: App, counted = countingFetch()) {
 describe('Apollo Client (default InMemoryCache, persisted-query link)', () => {
   it('allow: APQ registers a new document once, and every instance then answers its hash alone', async () => {
     const first = apollo(allow);
-    const result = await first.client.query({ query: gql(TEAM_APQ), variables: { itemId: 'apq' } });
+    const result = await first.client.query<any>({ query: gql(TEAM_APQ), variables: { itemId: 'apq' } });
     expect(result.data).toEqual({ communityItemAggregate: { __typename: 'ItemAggregate', itemId: 'apq', signalTotal: '0' } });
     expect(first.sent.map((sent) => Boolean(sent.body?.query))).toEqual([false, true]);
 
     const second = apollo(allowOther);
-    await second.client.query({ query: gql(TEAM_APQ), variables: { itemId: 'apq' } });
+    await second.client.query<any>({ query: gql(TEAM_APQ), variables: { itemId: 'apq' } });
     expect(second.sent).toHaveLength(1);
     expect(second.sent[0]!.body!.query).toBeUndefined();
   });
 
   it('only: a manifest document runs by the hash Apollo computes, in one request', async () => {
     const { client, sent } = apollo(only);
-    const result = await client.query({ query: gql(bodyOf('ExampleAggregate')), variables: { itemId: 'x', cohortId: 'c' } });
+    const result = await client.query<any>({ query: gql(bodyOf('ExampleAggregate')), variables: { itemId: 'x', cohortId: 'c' } });
     expect(result.data!.communityItemAggregate).toMatchObject({ itemId: 'x', signalTotal: '0' });
     expect(sent).toHaveLength(1);
   });
 
   it('only: a team’s Apollo manifest (GRAPHQL_TRUSTED_DOCUMENTS_FILES) is trusted; an unknown document is refused and not registered', async () => {
     const { client } = apollo(only);
-    const result = await client.query({ query: gql(TEAM_ITEM), variables: { itemId: 'team' } });
+    const result = await client.query<any>({ query: gql(TEAM_ITEM), variables: { itemId: 'team' } });
     expect(result.data!.communityItemAggregate.itemId).toBe('team');
 
     const unknown = 'query Stranger { communityItemAggregate(itemId: "s") { signalTotal } }';
-    const refused = await apollo(only).client.query({ query: gql(unknown) }).then(
+    const refused = await apollo(only).client.query<any>({ query: gql(unknown) }).then(
       () => 'ran',
       (error: Error) => error.message,
     );
     expect(refused).toContain('trusted documents only');
     const hashOnly = await post(only, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(print(addTypenameToDocument(gql(unknown)))) } } });
-    expect(hashOnly.errors[0].message).toBe('PersistedQueryNotFound');
+    expect(hashOnly.errors[0]!.message).toBe('PersistedQueryNotFound');
   });
 });
 
