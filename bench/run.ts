@@ -11,6 +11,7 @@ import { processThroughput } from './cases/process-throughput.js';
 import { propagation } from './cases/propagation.js';
 import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
+import { sender } from './cases/sender.js';
 import { singleSignal } from './cases/single-signal.js';
 import { tokenVerification } from './cases/token-verification.js';
 import { startCluster } from './cluster.js';
@@ -77,6 +78,7 @@ const CASES: readonly Case[] = [
   purge,
   processThroughput,
   costModel,
+  sender,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
