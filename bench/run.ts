@@ -13,6 +13,7 @@ import { processThroughput } from './cases/process-throughput.js';
 import { propagation } from './cases/propagation.js';
 import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
+import { sender } from './cases/sender.js';
 import { singleSignal } from './cases/single-signal.js';
 import { tokenVerification } from './cases/token-verification.js';
 import { tracingCost } from './cases/tracing-cost.js';
@@ -83,6 +84,7 @@ const CASES: readonly Case[] = [
   failover,
   hostile,
   tracingCost,
+  sender,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

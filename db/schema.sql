@@ -100,6 +100,16 @@ CREATE TABLE membership_clock (
   CONSTRAINT membership_clock_singleton_check CHECK (singleton)
 );
 
+CREATE TABLE persisted_document (
+  id text NOT NULL,
+  body text NOT NULL,
+  source text NOT NULL,
+  registered_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT persisted_document_id_check CHECK (((length(id) >= 1) AND (length(id) <= 256))),
+  CONSTRAINT persisted_document_pkey PRIMARY KEY (id),
+  CONSTRAINT persisted_document_source_check CHECK ((source = ANY (ARRAY['operator'::text, 'apq'::text])))
+);
+
 CREATE TABLE signal (
   id bigint NOT NULL DEFAULT nextval('signal_id_seq'::regclass),
   user_id u64 NOT NULL,
@@ -144,6 +154,8 @@ CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btr
 CREATE UNIQUE INDEX leave_episode_pkey ON public.leave_episode USING btree (user_id, left_at_ns);
 
 CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree (singleton);
+
+CREATE UNIQUE INDEX persisted_document_pkey ON public.persisted_document USING btree (id);
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
 

@@ -12,6 +12,7 @@ import type { AppConfig } from './config/config.js';
 import { DurabilityMonitor } from './db/durability-monitor.js';
 import { openInstanceDatabase } from './db/instance-database.js';
 import { ensureSchema } from './db/migrations/schema-version.js';
+import { persistedDocuments } from './db/persisted-documents.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
@@ -105,6 +106,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     config,
     services,
     authenticator,
+    documents: persistedDocuments(database.db, config.graphql.apqMaxDocuments),
     requestScope,
     tracer,
     operationLimits: options.operationLimits,

@@ -91,7 +91,8 @@ const battery: [string, Hostile][] = [
   ['two operations, no name', operation('query A { __typename } query B { __typename }')],
   ['subscription that does not exist', operation('subscription { leaves }')],
   ['mutation over GET', { method: 'GET', query: 'query=mutation%20%7BleaveCommunityLayer(userId%3A%221%22)%7Bstatus%7D%7D', headers: { 'x-graphql-yoga-csrf': '1' } }],
-  ['GET without the CSRF header', { method: 'GET', query: 'query=%7B__typename%7D' }],
+  // A bearer token alone is never attached cross-site; cookies are (src/server/csrf.ts).
+  ['GET with cookies and without the CSRF header', { method: 'GET', query: 'query=%7B__typename%7D', headers: { cookie: 'session=1' } }],
   ['PUT', { method: 'PUT', body: JSON.stringify({ query: '{ __typename }' }) }],
   ['DELETE', { method: 'DELETE' }],
   ['Basic credentials', { body: JSON.stringify({ query: '{ communityLayerStatus { status } }' }), headers: { authorization: 'Basic dXNlcjpwYXNz' } }],

@@ -1,62 +1,76 @@
-import { GraphQLError, Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
+import { GraphQLError, type ASTNode, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { badUserInput } from '../graphql/errors.js';
+import { argumentPaths, fieldNamedIn, isArgumentValue, variableArguments } from './argument-paths.js';
 import { ScalarInputError } from './scalars.js';
 
 /**
- * Input errors carry `extensions.code: BAD_USER_INPUT`:
- * - a bad scalar literal also names its argument (`extensions.argument`, e.g. "input.userId"),
- *   which graphql-js leaves out;
- * - variables that fail coercion (wrong type, unknown enum value, missing field) get the code,
- *   which graphql-js leaves out. Execution never started for them, so nothing was written.
+ * Every input problem has one shape: `extensions.code: BAD_USER_INPUT` and `extensions.argument`,
+ * the path within the arguments (`inputs[2].occurredAt`), whichever step found it:
+ * - variables that fail coercion (wrong type, bad scalar, unknown enum value, missing field), which
+ *   graphql-js reports as message text about the variable (`at "i[2].occurredAt"`); execution never
+ *   started for them, so nothing was written. A request error: 200 for application/json, 400 for
+ *   application/graphql-response+json, like parse and validation errors (`http.spec`);
+ * - literals that fail validation (a bad scalar, enum value or input field), which graphql-js
+ *   reports without a code;
+ * - the server's own checks (signal-validation.ts), which build the shape themselves.
  */
 export function useInputErrorCodes(): Plugin {
   return {
-    onExecute: () => ({
+    onExecute: ({ args }) => ({
       onExecuteDone: ({ result, setResult }) => {
         if (!('errors' in result) || !result.errors || result.data !== undefined) return;
-        setResult({
-          ...result,
-          errors: result.errors.map((error) =>
-            error.extensions?.code
-              ? error
-              : new GraphQLError(error.message, { nodes: error.nodes, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' } }),
-          ),
-        });
+        const variables = variableArguments(args.document);
+        setResult({ ...result, errors: result.errors.map((error) => (needsShape(error) ? variableError(error, variables) : error)) });
       },
     }),
     onValidate: ({ params }) =>
       ({ result, setResult }) => {
-        const scalarErrors = result.filter(isScalarInputError);
-        if (scalarErrors.length === 0) return;
-        const names = argumentNames(params.documentAST, new Set(scalarErrors.flatMap((error) => error.nodes ?? [])));
-        setResult(
-          result.map((error) => {
-            if (!isScalarInputError(error)) return error;
-            const argument = error.nodes?.map((node: ASTNode) => names.get(node)).find(Boolean);
-            if (!argument) return error;
-            return badUserInput(`Invalid value for argument "${argument}": ${error.message}`, argument, error.nodes);
-          }),
-        );
+        const inputErrors = result.filter(isLiteralInputError);
+        if (inputErrors.length === 0) return;
+        const paths = literalPaths(params.documentAST, inputErrors);
+        setResult(result.map((error) => (isLiteralInputError(error) ? literalError(error, paths) : error)));
       },
   };
 }
 
-function isScalarInputError(error: GraphQLError): boolean {
-  return error instanceof ScalarInputError || error.originalError instanceof ScalarInputError;
+const VARIABLE_PROBLEM = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" (?:got invalid value .*? at "\1((?:\[\d+\]|\.[_A-Za-z][_0-9A-Za-z]*)*)";|)/s;
+
+/** No code yet, or a scalar's BAD_USER_INPUT that graphql-js wrapped without saying where. */
+function needsShape(error: GraphQLError): boolean {
+  const code = error.extensions?.code;
+  return code === undefined || (code === 'BAD_USER_INPUT' && error.extensions.argument === undefined);
 }
 
-function argumentNames(document: DocumentNode, wanted: Set<ASTNode>): Map<ASTNode, string> {
-  const names = new Map<ASTNode, string>();
-  visit(document, {
-    enter(node, _key, parent, _path, ancestors) {
-      if (!wanted.has(node)) return;
-      const path = [...ancestors, parent]
-        .filter((ancestor): ancestor is ASTNode => !!ancestor && !Array.isArray(ancestor) && 'kind' in ancestor)
-        .filter((ancestor) => ancestor.kind === Kind.ARGUMENT || ancestor.kind === Kind.OBJECT_FIELD)
-        .map((ancestor) => (ancestor.kind === Kind.ARGUMENT || ancestor.kind === Kind.OBJECT_FIELD ? ancestor.name.value : ''));
-      if (path.length > 0) names.set(node, path.join('.'));
-    },
+function variableError(error: GraphQLError, variables: ReadonlyMap<string, string>): GraphQLError {
+  const match = VARIABLE_PROBLEM.exec(error.message);
+  const used = match ? variables.get(match[1]!) : undefined;
+  const field = fieldNamedIn(error.message);
+  const argument = used === undefined ? undefined : `${used}${match![2] ?? ''}${field ? `.${field}` : ''}`;
+  return inputError(error, argument);
+}
+
+function isLiteralInputError(error: GraphQLError): boolean {
+  if (error instanceof ScalarInputError || error.originalError instanceof ScalarInputError) return true;
+  return !error.extensions?.code && (error.nodes ?? []).some(isArgumentValue);
+}
+
+function literalPaths(document: DocumentNode, errors: readonly GraphQLError[]): Map<ASTNode, string> {
+  const nodes = new Set(errors.flatMap((error) => error.nodes ?? []));
+  return argumentPaths(document, (node) => nodes.has(node));
+}
+
+function literalError(error: GraphQLError, paths: ReadonlyMap<ASTNode, string>): GraphQLError {
+  const path = error.nodes?.map((node) => paths.get(node)).find(Boolean);
+  if (!path) return error;
+  const field = fieldNamedIn(error.message);
+  const argument = `${path}${field ? `.${field}` : ''}`;
+  const message = error instanceof ScalarInputError || error.originalError instanceof ScalarInputError ? `Invalid value for argument "${argument}": ${error.message}` : error.message;
+  return inputError(new GraphQLError(message, { nodes: error.nodes, extensions: error.extensions }), argument);
+}
+
+function inputError(error: GraphQLError, argument: string | undefined): GraphQLError {
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    extensions: { ...error.extensions, code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}), http: { spec: true, status: 400 } },
   });
-  return names;
 }

@@ -4,6 +4,7 @@ import './scalars.js';
 import './decimal-scalar.js';
 import './membership.schema.js';
 import './signal.schema.js';
+import './signal-batch.schema.js';
 import './aggregate.schema.js';
 import './contribution.schema.js';
 import './purge.schema.js';

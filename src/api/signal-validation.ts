@@ -2,20 +2,53 @@ import { badUserInput } from '../graphql/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { SignalInputError, validateSignal, validId, type SignalInput, type ValidSignal } from '../signals/signal-input.js';
 
-/**
- * Validates a call's signals for GraphQL: the first invalid one rejects the whole call (counted as
- * `callSize` rejected signals) with BAD_USER_INPUT naming its field.
- */
-export function validatedSignals(inputs: readonly SignalInput[], path: (index: number) => string, metrics: Metrics, callSize = inputs.length): ValidSignal[] {
-  return inputs.map((input, index) => {
+/** One signal the server refused: where it was in the call and why. */
+export interface InvalidSignal {
+  index: number;
+  /** The path of the offending field, e.g. `inputs[2].itemId`. */
+  argument: string;
+  code: 'BAD_USER_INPUT';
+  message: string;
+}
+
+export interface CheckedSignals {
+  valid: { index: number; signal: ValidSignal }[];
+  invalid: InvalidSignal[];
+}
+
+/** Every signal of a call checked, none stored: all problems at once, in input order. */
+export function checkSignals(inputs: readonly SignalInput[], path: (index: number) => string): CheckedSignals {
+  const checked: CheckedSignals = { valid: [], invalid: [] };
+  inputs.forEach((input, index) => {
     try {
-      return validateSignal(input, path(index));
+      checked.valid.push({ index, signal: validateSignal(input, path(index)) });
     } catch (error) {
       if (!(error instanceof SignalInputError)) throw error;
-      metrics.signals.inc({ outcome: 'rejected' }, callSize);
-      throw badUserInput(error.message, error.field);
+      checked.invalid.push({ index, argument: error.field, code: 'BAD_USER_INPUT', message: error.message });
     }
   });
+  return checked;
+}
+
+/**
+ * Validates a call's signals for GraphQL, all or none: any invalid one rejects the call with
+ * BAD_USER_INPUT naming the first offending field and listing every one (`extensions.invalid`), so a
+ * sender drops them all in one round trip. Each signal counts once: the invalid ones `rejected`, the
+ * valid ones refused with them `withheld`.
+ */
+export function validatedSignals(inputs: readonly SignalInput[], path: (index: number) => string, metrics: Metrics, count = true): ValidSignal[] {
+  const { valid, invalid } = checkSignals(inputs, path);
+  if (invalid.length === 0) return valid.map(({ signal }) => signal);
+  if (count) countRefused(metrics, invalid.length, valid.length);
+  const [first] = invalid;
+  throw badUserInput(first!.message, first!.argument, undefined, {
+    invalid: invalid.map(({ argument, message }) => ({ argument, message })),
+  });
+}
+
+export function countRefused(metrics: Metrics, invalid: number, withheld: number): void {
+  metrics.signals.inc({ outcome: 'rejected' }, invalid);
+  if (withheld > 0) metrics.signals.inc({ outcome: 'withheld' }, withheld);
 }
 
 /** Read arguments obey the same id rules as writes: an id that could never be stored is an input error. */

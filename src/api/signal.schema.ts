@@ -8,7 +8,7 @@ import type { SignalKind } from '../db/schema.js';
 import { DEFAULT_WEIGHTS } from '../signals/signal-kind.js';
 import { validatedSignals } from './signal-validation.js';
 
-const MAX_SIGNALS_PER_CALL = 1000;
+export const MAX_SIGNALS_PER_CALL = 1000;
 
 const KIND_VALUES = {
   VIEW: { description: 'Saw the item.' },
@@ -21,7 +21,7 @@ const KIND_VALUES = {
 } as const satisfies Record<SignalKind, { description: string }>;
 
 /** Cohort aggregates a signal can reach, for the request budget (the gate may reach fewer). */
-function distinctCohorts(input: SignalInput): number {
+export function distinctCohorts(input: SignalInput): number {
   return new Set(input.context?.cohortIds ?? []).size;
 }
 
@@ -42,7 +42,7 @@ const SignalContextInput = builder.inputType('SignalContext', {
   }),
 });
 
-const SignalInputRef = builder.inputType('SignalInput', {
+export const SignalInputRef = builder.inputType('SignalInput', {
   description: 'One engagement of one user with one item.',
   fields: (t) => ({
     userId: t.field({ type: 'UInt64', required: true, description: 'Whose engagement (the owner of the signal).' }),
@@ -66,7 +66,7 @@ const SignalInputRef = builder.inputType('SignalInput', {
   }),
 });
 
-const SignalResultRef = builder.objectRef<SignalOutcome>('SignalResult').implement({
+export const SignalResultRef = builder.objectRef<SignalOutcome>('SignalResult').implement({
   description: 'What became of one signal: always stored, forwarded only if its owner is ACTIVE.',
   fields: (t) => ({
     signalId: t.exposeID('signalId', { description: 'The stored signal.' }),
@@ -96,7 +96,7 @@ builder.mutationField('signal', (t) =>
 builder.mutationField('signals', (t) =>
   t.field({
     type: [SignalResultRef],
-    description: `Up to ${MAX_SIGNALS_PER_CALL} signals in one database round trip; same validation and gate per signal. Any invalid input rejects the whole call.`,
+    description: `Up to ${MAX_SIGNALS_PER_CALL} signals in one database round trip; same validation and gate per signal. Any invalid input rejects the whole call (extensions.invalid lists every one); sendSignals can store the valid ones instead.`,
     args: { inputs: t.arg({ type: [SignalInputRef], required: true, description: `1 to ${MAX_SIGNALS_PER_CALL} signals.` }) },
     extensions: {
       cost: {
@@ -120,6 +120,6 @@ builder.mutationField('validateSignal', (t) =>
     description: 'Checks a signal exactly as `signal` would (validation and authorization) without storing it.',
     args: { input: t.arg({ type: SignalInputRef, required: true, description: 'The signal to check.' }) },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
-    resolve: (_root, { input }, { services }) => validatedSignals([input], () => 'input', services.metrics, 0).length === 1,
+    resolve: (_root, { input }, { services }) => validatedSignals([input], () => 'input', services.metrics, false).length === 1,
   }),
 );

@@ -103,6 +103,17 @@ export interface CommunityPurgeTargetTable {
   weight_micros: ColumnType<string, never, never>;
 }
 
+/** Owned by src/db/persisted-documents.ts. */
+export interface PersistedDocumentTable {
+  id: string;
+  body: string;
+  source: PersistedDocumentSource;
+  registered_at: ColumnType<Date, never, never>;
+}
+
+/** `operator`: trusted in every mode; `apq`: registered by a client in `allow` mode, trusted in that mode only. */
+export type PersistedDocumentSource = 'operator' | 'apq';
+
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -114,6 +125,7 @@ export interface Database {
   cohort_item_aggregate: CohortItemAggregateTable;
   community_purge: CommunityPurgeTable;
   community_purge_target: CommunityPurgeTargetTable;
+  persisted_document: PersistedDocumentTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

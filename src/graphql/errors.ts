@@ -6,10 +6,10 @@ import { GraphQLError, type ASTNode } from 'graphql';
  * other transports drop it too, see publicError).
  */
 
-export function badUserInput(message: string, argument?: string, nodes?: readonly ASTNode[]): GraphQLError {
+export function badUserInput(message: string, argument?: string, nodes?: readonly ASTNode[], details?: Record<string, unknown>): GraphQLError {
   return new GraphQLError(message, {
     ...(nodes ? { nodes } : {}),
-    extensions: argument ? { code: 'BAD_USER_INPUT', argument } : { code: 'BAD_USER_INPUT' },
+    extensions: { code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}), ...details },
   });
 }
 

@@ -10,7 +10,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly signals = new Counter({
     name: 'community_signals_total',
-    help: 'Signals by outcome: forwarded to shared aggregates, gated (stored for the user only), duplicate (an event id already stored), rejected as invalid.',
+    help: 'Signals by outcome: forwarded to shared aggregates, gated (stored for the user only), duplicate (an event id already stored), rejected as invalid, withheld (valid, in a call refused for an invalid sibling). Each signal of a call counts once.',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

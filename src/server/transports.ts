@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Services } from '../api/context.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
+import type { DocumentRegistry } from '../graphql/trusted-documents/registry.js';
 import { operationIds, TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from '../settings/settings-page.js';
 import { projectRoot } from '../util/project-root.js';
@@ -26,6 +27,8 @@ export interface TransportsOptions {
   readiness: Probe[];
   readinessDetails: () => Record<string, unknown>;
   operationLimits: OperationLimitsPlugin | undefined;
+  /** Persisted documents registered at run time (operators; APQ in `allow` mode), shared by instances. */
+  documents: DocumentRegistry;
 }
 
 export interface Transports {
@@ -47,7 +50,11 @@ export function createTransports(options: TransportsOptions): Transports {
   const { config, services, tracer } = options;
   const { metrics, logger } = services;
   const root = projectRoot();
-  const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
+  const trusted = TrustedDocuments.load(root, config.graphql.trustedDocumentFiles, {
+    mode: config.graphql.trustedDocuments,
+    registry: options.documents,
+    retryAfterSeconds: config.retryAfterSeconds,
+  });
   const streamTokens = new StreamTokens();
   const page = config.graphql.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
   const yoga = createGraphQLServer(config, services, options.authenticator, options.requestScope, trusted, streamTokens, tracer, page, options.operationLimits);

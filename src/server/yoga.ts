@@ -1,7 +1,5 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tracer } from '@opentelemetry/api';
-import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Authenticator } from '../auth/authenticate.js';
@@ -12,7 +10,9 @@ import { useHiddenSuggestions } from '../graphql/hidden-suggestions.js';
 import { useInputErrorCodes } from '../api/input-errors.js';
 import { useOperationLimits, type OperationLimits } from '../graphql/limits/operation-limits.js';
 import { schema } from '../api/schema.js';
-import { TRUSTED_DOCUMENT_ERRORS, type TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
+import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
+import { useCsrfPrevention } from './csrf.js';
+import { EXTRA_PARAM_NAMES, useTrustedDocuments } from './trusted-document-params.js';
 import { useOperationMetrics } from './operation-metrics.js';
 import { useOperationTracing } from './operation-tracing.js';
 import type { RequestRecord } from './request-observer.js';
@@ -62,6 +62,8 @@ export function createGraphQLServer(
     graphiql: page?.graphiql ?? false,
     ...(page ? { renderGraphiQL: page.renderGraphiQL } : {}),
     landingPage: false,
+    // Relay's and GraphQL Code Generator's ways of naming a persisted document (useTrustedDocuments).
+    extraParamNames: EXTRA_PARAM_NAMES,
     // GraphQL multipart *requests* (file uploads) are not part of this API; multipart *responses*
     // (Apollo Client's subscriptions over HTTP) are, and do not depend on this.
     multipart: false,
@@ -97,16 +99,8 @@ export function createGraphQLServer(
       useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted, streamTokens }),
       useJsonBodies(GRAPHQL_ENDPOINT),
       useStrictUtf8Body(),
-      useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }),
-      usePersistedOperations({
-        getPersistedOperation: (id) => trusted.document(id),
-        allowArbitraryOperations: trusted.mode !== 'only',
-        customErrors: {
-          notFound: TRUSTED_DOCUMENT_ERRORS.notFound,
-          persistedQueryOnly: TRUSTED_DOCUMENT_ERRORS.onlyTrusted,
-          keyNotFound: TRUSTED_DOCUMENT_ERRORS.missing,
-        },
-      }),
+      useCsrfPrevention(CSRF_HEADER),
+      useTrustedDocuments(trusted),
       useInputErrorCodes(),
       useOperationMetrics(services.metrics),
       useOperationTracing(tracer, requestScope),

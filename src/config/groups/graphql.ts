@@ -13,7 +13,21 @@ export const graphql = group({
   trustedDocuments: setting(
     'GRAPHQL_TRUSTED_DOCUMENTS',
     z.enum(['allow', 'only']).default('allow'),
-    '`allow`: operations by trusted-document hash and arbitrary documents; `only`: hashes of documents in `trusted-documents.json` only',
+    '`allow`: arbitrary documents, persisted ones by id, and automatic persisted queries (registered in PostgreSQL); `only`: persisted documents only (the manifest, `GRAPHQL_TRUSTED_DOCUMENTS_FILES`, and those registered with `npm run documents:register`)',
+  ),
+  trustedDocumentFiles: setting(
+    'GRAPHQL_TRUSTED_DOCUMENTS_FILES',
+    z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((file) => file.trim()).filter(Boolean)),
+    'comma-separated manifest files of persisted documents, besides `trusted-documents.json`: Apollo\'s persisted-query manifest format or a plain `{ "id": "document" }` map (GraphQL Code Generator, Relay); relative to the project root',
+    'none',
+  ),
+  apqMaxDocuments: setting(
+    'GRAPHQL_APQ_MAX_DOCUMENTS',
+    count(0, 1_000_000).default(10_000),
+    'most documents automatic persisted queries may register in `allow` mode (0: none; clients then always send the text after a miss)',
   ),
 });
 

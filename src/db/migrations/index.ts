@@ -10,6 +10,7 @@ import * as userKeys from './0008_user_keys.js';
 import * as ingestLocks from './0009_ingest_locks.js';
 import * as ledgerKeys from './0010_ledger_keys.js';
 import * as purgeNotify from './0011_purge_notify.js';
+import * as persistedDocuments from './0012_persisted_documents.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_ingest_locks': ingestLocks,
   '0010_ledger_keys': ledgerKeys,
   '0011_purge_notify': purgeNotify,
+  '0012_persisted_documents': persistedDocuments,
 };

@@ -22,12 +22,12 @@ export interface ManifestOperation {
 }
 
 /** The clients whose operations are trusted, relative to the project root. */
-const OPERATION_SOURCES = ['src/settings/client/operations.graphql', 'examples/operations.graphql'];
+export const OPERATION_SOURCES = ['src/settings/client/operations.graphql', 'examples/operations.graphql', 'packages/sender/src/operations.graphql'];
 
 export const MANIFEST_FILE = 'trusted-documents.json';
 
 /** The id of a document: sha256 of its printed form, as Apollo's persisted-query link computes it. */
-function documentId(body: string): string {
+export function documentId(body: string): string {
   return createHash('sha256').update(body).digest('hex');
 }
 

@@ -1,64 +1,134 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GraphQLError } from 'graphql';
-import { MANIFEST_FILE, operationsOf, type Manifest } from './manifest.js';
+import { retryLater } from '../errors.js';
+import { withApolloTypenames } from './apollo-typename.js';
+import { documentId, MANIFEST_FILE, operationsOf } from './manifest.js';
+import { documentsOf, readManifestFiles, type PersistedDocument } from './manifest-files.js';
+import type { DocumentRegistry } from './registry.js';
+import { requestedDocument, type DocumentParams } from './requested-id.js';
 
 export type TrustedDocumentsMode = 'allow' | 'only';
 
-/** Refusals, the same for every transport. `spec`: 400 for graphql-response+json, 200 for legacy JSON (as APQ clients expect). */
+/**
+ * Refusals, the same for every transport. The messages are the exact strings Apollo Client, urql
+ * and Relay's persisted-query support look for. `spec`: 400 for graphql-response+json, 200 for
+ * legacy JSON.
+ */
 export const TRUSTED_DOCUMENT_ERRORS = {
-  notFound: {
-    message: 'PersistedQueryNotFound: no trusted document has this hash.',
-    extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { spec: true, status: 400 } },
-  },
+  notFound: { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { spec: true, status: 400 } } },
+  notSupported: { message: 'PersistedQueryNotSupported', extensions: { code: 'PERSISTED_QUERY_NOT_SUPPORTED', http: { spec: true, status: 400 } } },
   onlyTrusted: {
-    message: 'This server runs trusted documents only: send extensions.persistedQuery.sha256Hash of a document in its manifest.',
+    message: 'This server runs trusted documents only: send the id of a registered document (extensions.persistedQuery.sha256Hash, id or documentId).',
     extensions: { code: 'PERSISTED_QUERY_ONLY', http: { spec: true, status: 400 } },
   },
+  hashMismatch: { message: 'provided sha does not match query', extensions: { code: 'BAD_REQUEST', http: { spec: true, status: 400 } } },
   missing: {
-    message: 'Send a GraphQL document as `query`, or the hash of a trusted one as extensions.persistedQuery.sha256Hash.',
+    message: 'Send a GraphQL document as `query`, or the id of a trusted one (extensions.persistedQuery.sha256Hash, id or documentId).',
     extensions: { code: 'BAD_REQUEST', http: { status: 400 } },
   },
 } as const;
 
-/** The trusted documents of the manifest generated at build time (`npm run documents`). */
-export class TrustedDocuments {
-  private readonly bodies: ReadonlyMap<string, string>;
+/** Registry hits kept per instance: an id names one body forever, so a hit never goes stale. */
+const FOUND_CACHE_SIZE = 5000;
 
-  constructor(
-    manifest: Manifest,
-    readonly mode: TrustedDocumentsMode,
-  ) {
-    this.bodies = new Map(manifest.operations.map((operation) => [operation.id, operation.body]));
+export interface TrustedDocumentsOptions {
+  mode: TrustedDocumentsMode;
+  /** Documents from the build's manifest and the configured manifest files. */
+  documents: readonly PersistedDocument[];
+  /** The shared run-time registry (operator registrations; APQ in `allow` mode); none: files only. */
+  registry?: DocumentRegistry;
+  retryAfterSeconds?: number;
+}
+
+export type Resolution = { query: string } | GraphQLError;
+
+/**
+ * The one rule for persisted documents on every transport (HTTP through useTrustedDocuments,
+ * WebSocket and single-connection SSE through prepareOperation). `only`: documents from the
+ * manifests and those an operator registered; `allow`: those, any document sent as text, and
+ * automatic persisted queries (a verified sha256 plus its query registers it for every instance).
+ */
+export class TrustedDocuments {
+  readonly mode: TrustedDocumentsMode;
+  private readonly known = new Map<string, string>();
+  private readonly found = new Map<string, string>();
+  private readonly registry: DocumentRegistry | undefined;
+  private readonly retryAfterSeconds: number;
+
+  constructor(options: TrustedDocumentsOptions) {
+    this.mode = options.mode;
+    this.registry = options.registry;
+    this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
+    for (const { id, body } of options.documents) {
+      this.known.set(id, body);
+      // GraphQL-over-HTTP's prefixed form (codegen's sha256 ids): the bare hash is what
+      // extensions.persistedQuery.sha256Hash carries.
+      if (id.startsWith('sha256:')) this.known.set(id.slice('sha256:'.length), body);
+      // The id Apollo Client computes for this document with its default cache.
+      const apollo = withApolloTypenames(body);
+      this.known.set(documentId(apollo), apollo);
+    }
   }
 
-  static load(root: string, mode: TrustedDocumentsMode): TrustedDocuments {
+  /** The build's manifest (`npm run documents`) plus the files named in config. */
+  static load(root: string, files: readonly string[], options: Omit<TrustedDocumentsOptions, 'documents'>): TrustedDocuments {
     const file = path.join(root, MANIFEST_FILE);
-    let manifest: Manifest;
+    let built: PersistedDocument[];
     try {
-      manifest = JSON.parse(readFileSync(file, 'utf8')) as Manifest;
+      built = documentsOf(JSON.parse(readFileSync(file, 'utf8')), file);
     } catch (error) {
       throw new Error(`cannot read ${file} (run \`npm run documents\`): ${error instanceof Error ? error.message : String(error)}`);
     }
-    return new TrustedDocuments(manifest, mode);
+    return new TrustedDocuments({ ...options, documents: [...built, ...readManifestFiles(root, files)] });
   }
 
-  document(id: string): string | null {
-    return this.bodies.get(id) ?? null;
+  /** The document with this id that this mode trusts, or null. */
+  async document(id: string): Promise<string | null> {
+    const body = this.known.get(id) ?? this.found.get(id);
+    if (body !== undefined || !this.registry) return body ?? null;
+    const entry = await this.registry.find(id);
+    if (!entry || (this.mode === 'only' && entry.registeredBy !== 'operator')) return null;
+    if (entry.registeredBy === 'operator') this.remember(id, entry.body);
+    return entry.body;
   }
 
-  /**
-   * The document to run for transports outside Yoga's HTTP pipeline (graphql-ws, graphql-sse's
-   * single-connection mode), under the same rules as the persisted-operations plugin on HTTP.
-   */
-  resolve(params: { query?: unknown; extensions?: unknown }): { query: string } | GraphQLError {
-    const id = persistedQueryId(params.extensions);
-    if (id !== null) {
-      const body = this.document(id);
-      return body === null ? refusal(TRUSTED_DOCUMENT_ERRORS.notFound) : { query: body };
+  async resolve(params: DocumentParams): Promise<Resolution> {
+    const requested = requestedDocument(params);
+    const query = typeof params.query === 'string' && params.query !== '' ? params.query : null;
+    if (requested.kind === 'unsupported') return refusal(TRUSTED_DOCUMENT_ERRORS.notSupported);
+    if (requested.kind === 'none') {
+      if (this.mode === 'only') return refusal(TRUSTED_DOCUMENT_ERRORS.onlyTrusted);
+      return query !== null ? { query } : refusal(TRUSTED_DOCUMENT_ERRORS.missing);
     }
+    let body: string | null;
+    try {
+      body = await this.document(requested.id);
+    } catch {
+      return retryLater('SERVICE_UNAVAILABLE', 'Persisted documents cannot be read right now; retry shortly.', { retryAfterSeconds: this.retryAfterSeconds });
+    }
+    if (body !== null) return { query: body };
+    if (query === null) return refusal(TRUSTED_DOCUMENT_ERRORS.notFound);
     if (this.mode === 'only') return refusal(TRUSTED_DOCUMENT_ERRORS.onlyTrusted);
-    return typeof params.query === 'string' && params.query !== '' ? { query: params.query } : refusal(TRUSTED_DOCUMENT_ERRORS.missing);
+    if (!requested.hashed) return { query };
+    if (sha256(query) !== requested.id) return refusal(TRUSTED_DOCUMENT_ERRORS.hashMismatch);
+    await this.registerAutomatic(requested.id, query);
+    return { query };
+  }
+
+  /** Best effort: a query that cannot be registered still runs; the next hash-only request misses and resends it. */
+  private async registerAutomatic(id: string, query: string): Promise<void> {
+    try {
+      await this.registry?.register(id, query, 'apq');
+    } catch {
+      // Nothing to do: the document runs from its text this time.
+    }
+  }
+
+  private remember(id: string, body: string): void {
+    if (this.found.size >= FOUND_CACHE_SIZE) this.found.delete(this.found.keys().next().value!);
+    this.found.set(id, body);
   }
 }
 
@@ -67,10 +137,8 @@ export function operationIds(root: string, file: string): Record<string, string>
   return Object.fromEntries(operationsOf(readFileSync(path.join(root, file), 'utf8'), file).map((operation) => [operation.name, operation.id]));
 }
 
-/** `extensions.persistedQuery.sha256Hash` (version 1), as Apollo's and urql's persisted-query clients send it. */
-function persistedQueryId(extensions: unknown): string | null {
-  const persisted = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | null | undefined)?.persistedQuery;
-  return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : null;
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 function refusal(error: { message: string; extensions: Record<string, unknown> }): GraphQLError {

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { retryAfter } from './backoff.js';
+import type { Signal } from './types.js';
+
+/** operations.graphql, printed: the server's manifest has it under this text's sha256. */
+export const SEND_SIGNALS = `mutation SenderSendSignals($inputs: [SignalInput!]!) {
+  sendSignals(inputs: $inputs, invalid: SKIP) {
+    items {
+      ... on SignalResult {
+        signalId
+        forwarded
+        duplicate
+      }
+      ... on InvalidSignal {
+        index
+        argument
+        message
+      }
+    }
+  }
+}`;
+const SEND_SIGNALS_HASH = createHash('sha256').update(SEND_SIGNALS).digest('hex');
+
+export type Item = { signalId: string; forwarded: boolean; duplicate: boolean } | { index: number; argument: string; message: string };
+
+/** What one request got back. */
+export type Reply =
+  | { kind: 'items'; items: Item[] }
+  /** The call was refused for these inputs (malformed values GraphQL's coercion caught): drop them, send the rest. */
+  | { kind: 'invalid'; invalid: Map<number, { argument: string; reason: string }> }
+  | { kind: 'retry'; retryAfterSeconds: number | null; reason: string }
+  | { kind: 'fatal'; reason: string };
+
+interface GraphQLErrorBody {
+  message: string;
+  extensions?: { code?: string; argument?: string; retryAfterSeconds?: number };
+}
+
+const RETRY_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED']);
+
+/** One POST of `sendSignals(invalid: SKIP)`: its hash plus its text, so it runs in `only` and `allow` mode alike. */
+export async function postBatch(fetcher: typeof fetch, url: string, token: string, signals: readonly Signal[]): Promise<Reply> {
+  let response: Response;
+  let body: { data?: { sendSignals?: { items: Item[] } } | null; errors?: GraphQLErrorBody[] };
+  try {
+    response = await fetcher(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: SEND_SIGNALS, variables: { inputs: signals }, extensions: { persistedQuery: { version: 1, sha256Hash: SEND_SIGNALS_HASH } } }),
+    });
+    body = (await response.json()) as typeof body;
+  } catch (error) {
+    // No answer, or a cut one: the batch may or may not be stored; its event ids make a resend safe.
+    return { kind: 'retry', retryAfterSeconds: null, reason: error instanceof Error ? error.message : String(error) };
+  }
+  const errors = body.errors ?? [];
+  const items = body.data?.sendSignals?.items;
+  if (items && errors.length === 0) return { kind: 'items', items };
+  const later = retryAfter(response.headers.get('retry-after'));
+  if (response.status === 503 || response.status === 429 || errors.some((error) => RETRY_CODES.has(error.extensions?.code ?? ''))) {
+    return { kind: 'retry', retryAfterSeconds: later ?? errors[0]?.extensions?.retryAfterSeconds ?? null, reason: errors[0]?.message ?? `HTTP ${response.status}` };
+  }
+  const invalid = new Map<number, { argument: string; reason: string }>();
+  for (const error of errors) {
+    const index = /^inputs\[(\d+)\]/.exec(error.extensions?.argument ?? '')?.[1];
+    if (error.extensions?.code === 'BAD_USER_INPUT' && index !== undefined) invalid.set(Number(index), { argument: error.extensions.argument!, reason: error.message });
+  }
+  // graphql-js stops at 50 variable errors: drop those named, the next round names the rest.
+  if (invalid.size > 0) return { kind: 'invalid', invalid };
+  return { kind: 'fatal', reason: errors[0]?.message ?? `HTTP ${response.status}` };
+}

@@ -1,0 +1,53 @@
+export type SignalKind = 'VIEW' | 'CLICK' | 'LIKE' | 'SHARE' | 'SAVE' | 'SKIP' | 'DISLIKE';
+
+/** One engagement, as the server's SignalInput takes it. `eventId` is filled in when left out. */
+export interface Signal {
+  userId: string;
+  itemId: string;
+  kind: SignalKind;
+  weight?: number;
+  /** RFC 3339. */
+  occurredAt?: string;
+  context?: { cohortIds?: string[]; surface?: string };
+  eventId?: string;
+}
+
+/**
+ * What became of one signal:
+ * - `forwarded`: stored and counted in the shared aggregates; `stored`: stored for its owner only
+ *   (the owner left the community layer); `duplicate`: an earlier attempt (or send) already stored it;
+ * - `invalid`: refused, with the reason and field; never retried;
+ * - `failed`: not delivered (retries exhausted, refused as unauthorized, or the sender closed).
+ */
+export type Outcome =
+  | { eventId: string; result: 'forwarded' | 'stored' | 'duplicate'; signalId: string }
+  | { eventId: string; result: 'invalid'; argument: string; reason: string }
+  | { eventId: string; result: 'failed'; reason: string };
+
+export interface SenderOptions {
+  /** The GraphQL endpoint, e.g. https://community.example.com/graphql. */
+  url: string;
+  /** A service token (scope `signals:write`), or a function returning the current one. */
+  token: string | (() => string | Promise<string>);
+  /** Most signals per request (the server takes up to 1000). Default 500. */
+  maxBatchSize?: number;
+  /** Most bytes of signals per request. Default 500,000. */
+  maxBatchBytes?: number;
+  /** Largest single signal; larger ones are `invalid` without a request. Default 32,768. */
+  maxSignalBytes?: number;
+  /** A batch that is not full is sent after this long. Default 1000 ms. */
+  flushIntervalMs?: number;
+  /** Most signals held (buffered and in flight). `send` past it throws BufferFullError. Default 10,000. */
+  maxBufferedSignals?: number;
+  /** Attempts per batch for retryable failures (network, 503, 429). Default 8. */
+  maxAttempts?: number;
+  /** First backoff and its cap; the delay doubles per attempt, with full jitter. Default 100 / 10,000 ms. */
+  backoffMs?: { initial: number; max: number };
+  fetch?: typeof fetch;
+}
+
+export class BufferFullError extends Error {
+  constructor(limit: number) {
+    super(`the sender holds ${limit} signals already (maxBufferedSignals): await flush() or send fewer`);
+  }
+}

@@ -1,0 +1,34 @@
+import type { Plugin } from 'graphql-yoga';
+import { DOCUMENT_ID_PARAMS } from '../graphql/trusted-documents/requested-id.js';
+import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
+
+/**
+ * Trusted documents on HTTP: the same rule as WebSocket and single-connection SSE
+ * (TrustedDocuments.resolve). Relay's `id`/`doc_id` and codegen's `documentId` are also read from
+ * a GET's query string, which Yoga's parser leaves out.
+ */
+export function useTrustedDocuments(trusted: TrustedDocuments): Plugin {
+  return {
+    onRequestParse: ({ request, url }) =>
+      request.method === 'GET'
+        ? {
+            onRequestParseDone: ({ requestParserResult, setRequestParserResult }) => {
+              if (Array.isArray(requestParserResult)) return;
+              const ids = DOCUMENT_ID_PARAMS.flatMap((name) => {
+                const value = url.searchParams.get(name);
+                return value ? [[name, value] as const] : [];
+              });
+              if (ids.length > 0) setRequestParserResult({ ...requestParserResult, ...Object.fromEntries(ids) });
+            },
+          }
+        : undefined,
+    onParams: async ({ params, setParams }) => {
+      const resolved = await trusted.resolve(params as typeof params & Record<string, unknown>);
+      if (resolved instanceof Error) throw resolved;
+      setParams({ query: resolved.query, operationName: params.operationName, variables: params.variables, extensions: params.extensions });
+    },
+  };
+}
+
+/** What Yoga must let through its parameter check (`extraParamNames`). */
+export const EXTRA_PARAM_NAMES: string[] = [...DOCUMENT_ID_PARAMS];
