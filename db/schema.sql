@@ -2,6 +2,8 @@
 
 -- enum types
 
+CREATE TYPE membership_event_kind AS ENUM ('LEFT', 'REJOINED', 'PURGE_REQUESTED', 'PURGE_FINISHED');
+
 CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
 
 CREATE TYPE purge_status AS ENUM ('RUNNING', 'FINISHED');
@@ -100,6 +102,17 @@ CREATE TABLE membership_clock (
   CONSTRAINT membership_clock_singleton_check CHECK (singleton)
 );
 
+CREATE TABLE membership_event (
+  "position" bigint NOT NULL,
+  kind membership_event_kind NOT NULL,
+  user_id u64 NOT NULL,
+  left_at_ns bigint,
+  rejoined_at_ns bigint,
+  purge_id bigint,
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT membership_event_pkey PRIMARY KEY ("position")
+);
+
 CREATE TABLE signal (
   id bigint NOT NULL DEFAULT nextval('signal_id_seq'::regclass),
   user_id u64 NOT NULL,
@@ -144,6 +157,8 @@ CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btr
 CREATE UNIQUE INDEX leave_episode_pkey ON public.leave_episode USING btree (user_id, left_at_ns);
 
 CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree (singleton);
+
+CREATE UNIQUE INDEX membership_event_pkey ON public.membership_event USING btree ("position");
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
 
@@ -420,6 +435,39 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.membership_event_from_membership()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NEW.status = 'LEFT' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'LEFT') THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns)
+      VALUES (NEW.version, 'LEFT', NEW.user_id, NEW.left_at_ns);
+  ELSIF TG_OP = 'UPDATE' AND NEW.status = 'ACTIVE' AND OLD.status = 'LEFT' THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, rejoined_at_ns)
+      VALUES (NEW.version, 'REJOINED', NEW.user_id, OLD.left_at_ns, NEW.rejoined_at_ns);
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.membership_event_from_purge()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, purge_id)
+      VALUES (membership_next_version(), 'PURGE_REQUESTED', NEW.user_id, NEW.boundary_ns, NEW.id);
+  END IF;
+  IF NEW.status = 'FINISHED' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'FINISHED') THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, purge_id)
+      VALUES (membership_next_version(), 'PURGE_FINISHED', NEW.user_id, NEW.boundary_ns, NEW.id);
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.membership_next_version()
  RETURNS bigint
  LANGUAGE sql
@@ -612,6 +660,10 @@ CREATE TRIGGER community_membership_notify AFTER INSERT OR DELETE OR UPDATE ON p
 CREATE TRIGGER community_membership_purge_guard BEFORE DELETE OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_purge_guard();
 
 CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
+
+CREATE TRIGGER membership_event_from_membership AFTER INSERT OR UPDATE OF status ON public.community_membership FOR EACH ROW EXECUTE FUNCTION membership_event_from_membership();
+
+CREATE TRIGGER membership_event_from_purge AFTER INSERT OR UPDATE OF status ON public.community_purge FOR EACH ROW EXECUTE FUNCTION membership_event_from_purge();
 
 CREATE TRIGGER leave_episode_guard BEFORE INSERT OR DELETE OR UPDATE ON public.leave_episode FOR EACH ROW EXECUTE FUNCTION leave_episode_guard();
 

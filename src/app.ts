@@ -17,6 +17,9 @@ import type { Services } from './api/context.js';
 import { operationIds, TrustedDocuments } from './graphql/trusted-documents/trusted-documents.js';
 import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
+import { MembershipChangeFeed } from './membership/change-feed.js';
+import { SubscriptionCaps } from './membership/subscription-caps.js';
+import { ReceiptSigner } from './auth/receipt-signer.js';
 import { Metrics } from './observability/metrics.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
@@ -92,7 +95,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   // The purge worker's own connection: its chunks never wait for, or hold, a request's pool slot.
   const purgeDatabase = connectDatabase({ url: config.database.url, poolMax: 1, logger, limits: config.database });
   const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge);
-  const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
+  // Feed streams are capped like status streams: per principal (as per user) and per instance.
+  const changeFeed = new MembershipChangeFeed(database.db, membership, new SubscriptionCaps(config.subscriptions), {
+    pageSize: config.downstream.feedPageSize,
+    pollMs: config.downstream.feedPollMs,
+  });
+  const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
+  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
@@ -118,6 +127,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     bulkAdmission,
     authenticator,
     overloaded: { retryAfterSeconds: config.retryAfterSeconds, onRefused: () => metrics.shedRequests.inc() },
+    receiptKeys: () => receipts.jwks(),
     pages: createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) }),
     requestScope,
     isShuttingDown: () => shuttingDown,
@@ -156,6 +166,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     },
     async start() {
       try {
+        await receipts.ready();
         await checkSessionLimits(database.db, config.database);
         const applied = await migrateOverSession();
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
@@ -185,6 +196,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdown.graceMs);
       statusFeed.close();
+      changeFeed.close();
       purges.closeStreams();
       await webSocket.close();
       await drain(server, config.shutdown.timeoutMs);

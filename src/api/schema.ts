@@ -7,6 +7,8 @@ import './signal.schema.js';
 import './aggregate.schema.js';
 import './contribution.schema.js';
 import './purge.schema.js';
+import './receipts.schema.js';
+import './feed.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

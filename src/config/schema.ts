@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { auth, authInProduction } from './groups/auth.js';
 import { database, databaseInProduction } from './groups/database.js';
+import { downstream } from './groups/downstream.js';
 import { graphql, requestBudget } from './groups/graphql.js';
 import { bulk, http, metrics } from './groups/http.js';
 import { cache, listener, subscriptions } from './groups/membership.js';
@@ -28,6 +29,7 @@ export const configuration = group(
     cache: cache.schema,
     subscriptions: subscriptions.schema,
     purge: purge.schema,
+    downstream: downstream.schema,
     shutdown: shutdown.schema,
     auth: auth.schema,
   },

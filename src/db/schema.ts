@@ -103,6 +103,19 @@ export interface CommunityPurgeTargetTable {
   weight_micros: ColumnType<string, never, never>;
 }
 
+export type MembershipEventKind = 'LEFT' | 'REJOINED' | 'PURGE_REQUESTED' | 'PURGE_FINISHED';
+
+/** The change feed's outbox, written only by triggers (src/db/sql/membership_event_from_*.sql). */
+export interface MembershipEventTable {
+  position: ColumnType<string, never, never>;
+  kind: ColumnType<MembershipEventKind, never, never>;
+  user_id: ColumnType<string, never, never>;
+  left_at_ns: ColumnType<string | null, never, never>;
+  rejoined_at_ns: ColumnType<string | null, never, never>;
+  purge_id: ColumnType<string | null, never, never>;
+  recorded_at: ColumnType<Date, never, never>;
+}
+
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -114,6 +127,7 @@ export interface Database {
   cohort_item_aggregate: CohortItemAggregateTable;
   community_purge: CommunityPurgeTable;
   community_purge_target: CommunityPurgeTargetTable;
+  membership_event: MembershipEventTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

@@ -27,12 +27,15 @@ export interface HttpServerOptions {
   /** Bulk bodies are only read for callers whose token verifies (checked from the headers alone). */
   authenticator: Pick<Authenticator, 'authenticate'>;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
+  /** The public keys receipts are signed with (a JWKS), served at RECEIPT_KEYS_PATH. */
+  receiptKeys(): Promise<unknown>;
   /** Extra pages (the settings page); answers true when it served the path. */
   pages: (pathname: string, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
 }
 
 const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
+export const RECEIPT_KEYS_PATH = '/.well-known/community-receipts.json';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly); metrics have their own listener. */
@@ -45,6 +48,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') return void readiness(options).then(({ ok, checks }) => sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks }));
+    if (req.method === 'GET' && path === RECEIPT_KEYS_PATH) return void options.receiptKeys().then((keys) => sendJson(res, 200, keys, 'public, max-age=300'));
     if (req.method === 'GET' && path.startsWith('/settings')) {
       return void options.pages(path, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
     }
@@ -123,7 +127,7 @@ async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; che
   return { ok: Object.values(checks).every(Boolean), checks };
 }
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+function sendJson(res: http.ServerResponse, status: number, body: unknown, cacheControl = 'no-store'): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': cacheControl });
   res.end(JSON.stringify(body));
 }
