@@ -10,6 +10,8 @@ CREATE TYPE purge_status AS ENUM ('RUNNING', 'FINISHED');
 
 CREATE TYPE signal_kind AS ENUM ('VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE');
 
+CREATE TYPE webhook_delivery_status AS ENUM ('PENDING', 'DELIVERED', 'FAILED');
+
 -- domains
 
 CREATE DOMAIN u64 AS numeric(20,0)
@@ -20,6 +22,10 @@ CREATE DOMAIN u64 AS numeric(20,0)
 CREATE SEQUENCE community_purge_id_seq AS bigint OWNED BY community_purge.id;
 
 CREATE SEQUENCE signal_id_seq AS bigint OWNED BY signal.id;
+
+CREATE SEQUENCE webhook_delivery_id_seq AS bigint OWNED BY webhook_delivery.id;
+
+CREATE SEQUENCE webhook_endpoint_id_seq AS bigint OWNED BY webhook_endpoint.id;
 
 -- tables
 
@@ -130,6 +136,42 @@ CREATE TABLE signal (
   CONSTRAINT signal_pkey PRIMARY KEY (user_id, at_ns, id)
 );
 
+CREATE TABLE webhook_delivery (
+  id bigint NOT NULL DEFAULT nextval('webhook_delivery_id_seq'::regclass),
+  endpoint_id bigint NOT NULL,
+  event_position bigint NOT NULL,
+  status webhook_delivery_status NOT NULL DEFAULT 'PENDING'::webhook_delivery_status,
+  attempts integer NOT NULL DEFAULT 0,
+  last_status_code integer,
+  last_error text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  delivered_at timestamp with time zone,
+  CONSTRAINT webhook_delivery_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoint(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_delivery_event_position_fkey FOREIGN KEY (event_position) REFERENCES membership_event("position"),
+  CONSTRAINT webhook_delivery_once UNIQUE (endpoint_id, event_position),
+  CONSTRAINT webhook_delivery_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE webhook_dispatch (
+  singleton boolean NOT NULL DEFAULT true,
+  "position" bigint NOT NULL,
+  CONSTRAINT webhook_dispatch_pkey PRIMARY KEY (singleton),
+  CONSTRAINT webhook_dispatch_singleton_check CHECK (singleton)
+);
+
+CREATE TABLE webhook_endpoint (
+  id bigint NOT NULL DEFAULT nextval('webhook_endpoint_id_seq'::regclass),
+  url text NOT NULL,
+  secret text NOT NULL,
+  event_kinds membership_event_kind[] NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  consecutive_failures integer NOT NULL DEFAULT 0,
+  disabled_at timestamp with time zone,
+  disabled_reason text,
+  CONSTRAINT disabled_with_reason CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
+  CONSTRAINT webhook_endpoint_pkey PRIMARY KEY (id)
+);
+
 -- indexes
 
 CREATE UNIQUE INDEX cohort_contribution_pkey ON public.cohort_contribution USING btree (user_id, at_ns, signal_id, cohort_id);
@@ -165,6 +207,16 @@ CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHER
 CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, at_ns, id);
 
 CREATE UNIQUE INDEX signal_user_event_idx ON public.signal USING btree (user_id, event_id) WHERE (event_id IS NOT NULL);
+
+CREATE INDEX webhook_delivery_endpoint_idx ON public.webhook_delivery USING btree (endpoint_id, id);
+
+CREATE UNIQUE INDEX webhook_delivery_once ON public.webhook_delivery USING btree (endpoint_id, event_position);
+
+CREATE UNIQUE INDEX webhook_delivery_pkey ON public.webhook_delivery USING btree (id);
+
+CREATE UNIQUE INDEX webhook_dispatch_pkey ON public.webhook_dispatch USING btree (singleton);
+
+CREATE UNIQUE INDEX webhook_endpoint_pkey ON public.webhook_endpoint USING btree (id);
 
 -- views
 

@@ -20,6 +20,7 @@ import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { SubscriptionCaps } from './membership/subscription-caps.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
+import { WebhookQueue } from './webhooks/webhook-queue.js';
 import { Metrics } from './observability/metrics.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { BulkAdmission } from './server/bulk-admission.js';
@@ -101,7 +102,15 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     pollMs: config.downstream.feedPollMs,
   });
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, metrics, logger };
+  const webhooks = new WebhookQueue({
+    db: database.db,
+    connectionString: config.database.listenUrl,
+    applicationName: `community-layer webhooks ${instanceId}`,
+    ...config.webhooks,
+    logger,
+  });
+  membership.onChange(() => webhooks.wake());
+  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const root = projectRoot();
   const trusted = TrustedDocuments.load(root, config.graphql.trustedDocuments);
@@ -180,6 +189,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
           await membership.start();
         }
         purges.start();
+        await webhooks.start();
       } catch (error) {
         // A refused start leaves nothing open behind it.
         await database.close();
@@ -204,6 +214,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       await drain(metricsServer, config.shutdown.timeoutMs);
       await signals.drained();
       await purges.stop();
+      await webhooks.stop();
       await purgeDatabase.close();
       keys.stop();
       eventLoop.stop();

@@ -13,7 +13,7 @@ import type { Viewer } from '../auth/claims.js';
  * | communityItemAggregate, cohortItemAggregate | any authenticated caller                  |
  * | communityContributions                      | the user themselves, or community:admin   |
  * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
- * | verifyCommunityAggregates                   | community:admin                           |
+ * | verifyCommunityAggregates, webhooks (all)   | community:admin                           |
  * | communityMembershipChanges(Page)            | community:feed                            |
  */
 export interface AuthScopes {

@@ -19,7 +19,7 @@ function parseCursor(after: string | null | undefined): bigint {
   return BigInt(after);
 }
 
-const MembershipChangeKindEnum = builder.enumType('MembershipChangeKind', {
+export const MembershipChangeKindEnum = builder.enumType('MembershipChangeKind', {
   description: 'What changed.',
   values: {
     LEFT: { description: 'The user left: leftAtNs is the boundary.' },

@@ -9,6 +9,7 @@ import './contribution.schema.js';
 import './purge.schema.js';
 import './receipts.schema.js';
 import './feed.schema.js';
+import './webhooks.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

@@ -116,6 +116,37 @@ export interface MembershipEventTable {
   recorded_at: ColumnType<Date, never, never>;
 }
 
+/** Registered by operators (src/webhooks/webhook.store.ts owns the webhook tables). */
+export interface WebhookEndpointTable {
+  id: Generated<string>;
+  url: string;
+  secret: string;
+  event_kinds: MembershipEventKind[];
+  created_at: Generated<Date>;
+  consecutive_failures: Generated<number>;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+}
+
+export type WebhookDeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+
+export interface WebhookDeliveryTable {
+  id: Generated<string>;
+  endpoint_id: Int8;
+  event_position: Int8;
+  status: Generated<WebhookDeliveryStatus>;
+  attempts: Generated<number>;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  delivered_at: Date | null;
+}
+
+export interface WebhookDispatchTable {
+  singleton: Generated<boolean>;
+  position: Int8;
+}
+
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -128,6 +159,9 @@ export interface Database {
   community_purge: CommunityPurgeTable;
   community_purge_target: CommunityPurgeTargetTable;
   membership_event: MembershipEventTable;
+  webhook_endpoint: WebhookEndpointTable;
+  webhook_delivery: WebhookDeliveryTable;
+  webhook_dispatch: WebhookDispatchTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

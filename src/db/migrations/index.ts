@@ -10,6 +10,7 @@ import * as userKeys from './0008_user_keys.js';
 import * as ingestLocks from './0009_ingest_locks.js';
 import * as ledgerKeys from './0010_ledger_keys.js';
 import * as membershipFeed from './0011_membership_feed.js';
+import * as webhooks from './0012_webhooks.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_ingest_locks': ingestLocks,
   '0010_ledger_keys': ledgerKeys,
   '0011_membership_feed': membershipFeed,
+  '0012_webhooks': webhooks,
 };
