@@ -48,7 +48,7 @@ export async function startCluster(): Promise<Cluster> {
     await rm(parent, { recursive: true, force: true });
     throw error;
   }
-  const token = await mintToken(SECRET, { sub: '1', scope: 'community:admin signals:write', expiresIn: '2h' });
+  const token = await mintToken(SECRET, { sub: '1', scope: 'community:admin signals:write community:feed', expiresIn: '2h' });
 
   const cluster: Cluster = {
     token,

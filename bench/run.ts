@@ -3,6 +3,7 @@ import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
+import { downstream } from './cases/downstream.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
 import { overload } from './cases/overload.js';
@@ -39,6 +40,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     overloadSec: 3,
     idleStreams: 500,
     purgeEntries: 50_000,
+    feedEvents: 50_000,
   },
   full: {
     workload: WORKLOAD,
@@ -60,6 +62,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     overloadSec: 30,
     idleStreams: 2_000,
     purgeEntries: 1_000_000,
+    feedEvents: 1_000_000,
   },
 };
 
@@ -77,6 +80,7 @@ const CASES: readonly Case[] = [
   purge,
   processThroughput,
   costModel,
+  downstream,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

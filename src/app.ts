@@ -103,9 +103,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   });
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
   const webhooks = new WebhookQueue({
-    db: database.db,
-    connectionString: config.database.listenUrl,
-    applicationName: `community-layer webhooks ${instanceId}`,
+    database: connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 2, logger, limits: config.database }),
     ...config.webhooks,
     logger,
   });
