@@ -66,28 +66,29 @@ export class WebhookDispatcher {
     }
   }
 
-  /** One page of events; answers how many were dispatched (0 when another instance holds the cursor). */
-  private dispatchPage(): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const cursor = await trx.selectFrom('webhook_dispatch').select('position').forUpdate().skipLocked().executeTakeFirst();
-      if (!cursor) return 0;
-      const page = await trx.selectFrom('membership_event').select('position').where('position', '>', cursor.position)
-        .orderBy('position').limit(PAGE).execute();
-      const last = page.at(-1)?.position;
-      if (last === undefined) return 0;
-      await sql`
-        WITH created AS (
-          INSERT INTO webhook_delivery (endpoint_id, event_position)
-          SELECT w.id, e.position FROM membership_event e
-            JOIN webhook_endpoint w ON e.kind = ANY (w.event_kinds) AND w.disabled_at IS NULL
-           WHERE e.position > ${cursor.position} AND e.position <= ${last}
-          ON CONFLICT ON CONSTRAINT webhook_delivery_once DO NOTHING
-          RETURNING id
-        )
-        SELECT graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id::text)) FROM created
-      `.execute(trx);
-      await trx.updateTable('webhook_dispatch').set({ position: last }).execute();
-      return page.length;
-    });
+  /**
+   * One page of events, in one statement (no transaction left idle between round trips); answers
+   * how many were dispatched (0 when another instance holds the cursor). The jobs CTE is read by
+   * the final SELECT, so every add_job runs.
+   */
+  private async dispatchPage(): Promise<number> {
+    const { rows } = await sql<{ dispatched: string; jobs: string }>`
+      WITH cursor AS (SELECT d.position FROM webhook_dispatch d FOR UPDATE SKIP LOCKED),
+      page AS (
+        SELECT e.position, e.kind FROM membership_event e, cursor c WHERE e.position > c.position ORDER BY e.position LIMIT ${PAGE}
+      ),
+      created AS (
+        INSERT INTO webhook_delivery (endpoint_id, event_position)
+        SELECT w.id, p.position FROM page p JOIN webhook_endpoint w ON p.kind = ANY (w.event_kinds) AND w.disabled_at IS NULL
+        ON CONFLICT ON CONSTRAINT webhook_delivery_once DO NOTHING
+        RETURNING id
+      ),
+      jobs AS (SELECT graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id::text)) FROM created),
+      moved AS (
+        UPDATE webhook_dispatch SET position = (SELECT max(p.position) FROM page p) WHERE EXISTS (SELECT 1 FROM page) RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM page) AS dispatched, (SELECT count(*) FROM jobs) AS jobs, (SELECT count(*) FROM moved) AS moved
+    `.execute(this.db);
+    return Number(rows[0]?.dispatched ?? 0);
   }
 }
