@@ -30,6 +30,8 @@ export interface Sizes {
   idleStreams: number;
   /** Ledger entries of the one user the purge case removes. */
   purgeEntries: number;
+  /** Outbox rows the change feed replay reads from the start. */
+  feedEvents: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

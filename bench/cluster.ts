@@ -43,7 +43,7 @@ export async function startCluster(): Promise<Cluster> {
     await embedded.stop();
     throw error;
   });
-  const token = await mintToken(SECRET, { sub: '1', scope: 'community:admin signals:write', expiresIn: '2h' });
+  const token = await mintToken(SECRET, { sub: '1', scope: 'community:admin signals:write community:feed', expiresIn: '2h' });
 
   const cluster: Cluster = {
     token,

@@ -4,6 +4,7 @@ import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { failover } from './cases/failover.js';
+import { downstream } from './cases/downstream.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { hostile } from './cases/hostile.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
@@ -43,6 +44,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     overloadSec: 3,
     idleStreams: 500,
     purgeEntries: 50_000,
+    feedEvents: 50_000,
   },
   full: {
     workload: WORKLOAD,
@@ -64,6 +66,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     overloadSec: 30,
     idleStreams: 2_000,
     purgeEntries: 1_000_000,
+    feedEvents: 1_000_000,
   },
 };
 
@@ -85,6 +88,7 @@ const CASES: readonly Case[] = [
   hostile,
   tracingCost,
   sender,
+  downstream,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

@@ -2,11 +2,15 @@
 
 -- enum types
 
+CREATE TYPE membership_event_kind AS ENUM ('LEFT', 'REJOINED', 'PURGE_REQUESTED', 'PURGE_FINISHED');
+
 CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
 
 CREATE TYPE purge_status AS ENUM ('RUNNING', 'FINISHED');
 
 CREATE TYPE signal_kind AS ENUM ('VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE');
+
+CREATE TYPE webhook_delivery_status AS ENUM ('PENDING', 'DELIVERED', 'FAILED');
 
 -- domains
 
@@ -18,6 +22,10 @@ CREATE DOMAIN u64 AS numeric(20,0)
 CREATE SEQUENCE community_purge_id_seq AS bigint OWNED BY community_purge.id;
 
 CREATE SEQUENCE signal_id_seq AS bigint OWNED BY signal.id;
+
+CREATE SEQUENCE webhook_delivery_id_seq AS bigint OWNED BY webhook_delivery.id;
+
+CREATE SEQUENCE webhook_endpoint_id_seq AS bigint OWNED BY webhook_endpoint.id;
 
 -- tables
 
@@ -100,6 +108,17 @@ CREATE TABLE membership_clock (
   CONSTRAINT membership_clock_singleton_check CHECK (singleton)
 );
 
+CREATE TABLE membership_event (
+  "position" bigint NOT NULL,
+  kind membership_event_kind NOT NULL,
+  user_id u64 NOT NULL,
+  left_at_ns bigint,
+  rejoined_at_ns bigint,
+  purge_id bigint,
+  recorded_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT membership_event_pkey PRIMARY KEY ("position")
+);
+
 CREATE TABLE persisted_document (
   id text NOT NULL,
   body text NOT NULL,
@@ -125,6 +144,42 @@ CREATE TABLE signal (
   purge_id bigint,
   CONSTRAINT signal_event_id_length CHECK (((char_length(event_id) >= 1) AND (char_length(event_id) <= 128))),
   CONSTRAINT signal_pkey PRIMARY KEY (user_id, at_ns, id)
+);
+
+CREATE TABLE webhook_delivery (
+  id bigint NOT NULL DEFAULT nextval('webhook_delivery_id_seq'::regclass),
+  endpoint_id bigint NOT NULL,
+  event_position bigint NOT NULL,
+  status webhook_delivery_status NOT NULL DEFAULT 'PENDING'::webhook_delivery_status,
+  attempts integer NOT NULL DEFAULT 0,
+  last_status_code integer,
+  last_error text,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  delivered_at timestamp with time zone,
+  CONSTRAINT webhook_delivery_endpoint_id_fkey FOREIGN KEY (endpoint_id) REFERENCES webhook_endpoint(id) ON DELETE CASCADE,
+  CONSTRAINT webhook_delivery_event_position_fkey FOREIGN KEY (event_position) REFERENCES membership_event("position"),
+  CONSTRAINT webhook_delivery_once UNIQUE (endpoint_id, event_position),
+  CONSTRAINT webhook_delivery_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE webhook_dispatch (
+  singleton boolean NOT NULL DEFAULT true,
+  "position" bigint NOT NULL,
+  CONSTRAINT webhook_dispatch_pkey PRIMARY KEY (singleton),
+  CONSTRAINT webhook_dispatch_singleton_check CHECK (singleton)
+);
+
+CREATE TABLE webhook_endpoint (
+  id bigint NOT NULL DEFAULT nextval('webhook_endpoint_id_seq'::regclass),
+  url text NOT NULL,
+  secret text NOT NULL,
+  event_kinds membership_event_kind[] NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  consecutive_failures integer NOT NULL DEFAULT 0,
+  disabled_at timestamp with time zone,
+  disabled_reason text,
+  CONSTRAINT disabled_with_reason CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
+  CONSTRAINT webhook_endpoint_pkey PRIMARY KEY (id)
 );
 
 -- indexes
@@ -155,6 +210,8 @@ CREATE UNIQUE INDEX leave_episode_pkey ON public.leave_episode USING btree (user
 
 CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree (singleton);
 
+CREATE UNIQUE INDEX membership_event_pkey ON public.membership_event USING btree ("position");
+
 CREATE UNIQUE INDEX persisted_document_pkey ON public.persisted_document USING btree (id);
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
@@ -162,6 +219,16 @@ CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHER
 CREATE UNIQUE INDEX signal_pkey ON public.signal USING btree (user_id, at_ns, id);
 
 CREATE UNIQUE INDEX signal_user_event_idx ON public.signal USING btree (user_id, event_id) WHERE (event_id IS NOT NULL);
+
+CREATE INDEX webhook_delivery_endpoint_idx ON public.webhook_delivery USING btree (endpoint_id, id);
+
+CREATE UNIQUE INDEX webhook_delivery_once ON public.webhook_delivery USING btree (endpoint_id, event_position);
+
+CREATE UNIQUE INDEX webhook_delivery_pkey ON public.webhook_delivery USING btree (id);
+
+CREATE UNIQUE INDEX webhook_dispatch_pkey ON public.webhook_dispatch USING btree (singleton);
+
+CREATE UNIQUE INDEX webhook_endpoint_pkey ON public.webhook_endpoint USING btree (id);
 
 -- views
 
@@ -442,6 +509,39 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.membership_event_from_membership()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF NEW.status = 'LEFT' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'LEFT') THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns)
+      VALUES (NEW.version, 'LEFT', NEW.user_id, NEW.left_at_ns);
+  ELSIF TG_OP = 'UPDATE' AND NEW.status = 'ACTIVE' AND OLD.status = 'LEFT' THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, rejoined_at_ns)
+      VALUES (NEW.version, 'REJOINED', NEW.user_id, OLD.left_at_ns, NEW.rejoined_at_ns);
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.membership_event_from_purge()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, purge_id)
+      VALUES (membership_next_version(), 'PURGE_REQUESTED', NEW.user_id, NEW.boundary_ns, NEW.id);
+  END IF;
+  IF NEW.status = 'FINISHED' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'FINISHED') THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, purge_id)
+      VALUES (membership_next_version(), 'PURGE_FINISHED', NEW.user_id, NEW.boundary_ns, NEW.id);
+  END IF;
+  RETURN NULL;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.membership_next_version()
  RETURNS bigint
  LANGUAGE sql
@@ -635,7 +735,11 @@ CREATE TRIGGER community_membership_purge_guard BEFORE DELETE OR UPDATE ON publi
 
 CREATE TRIGGER community_membership_stamp BEFORE INSERT OR UPDATE ON public.community_membership FOR EACH ROW EXECUTE FUNCTION community_membership_stamp();
 
+CREATE TRIGGER membership_event_from_membership AFTER INSERT OR UPDATE OF status ON public.community_membership FOR EACH ROW EXECUTE FUNCTION membership_event_from_membership();
+
 CREATE TRIGGER community_purge_notify AFTER INSERT OR UPDATE ON public.community_purge FOR EACH ROW EXECUTE FUNCTION community_purge_notify();
+
+CREATE TRIGGER membership_event_from_purge AFTER INSERT OR UPDATE OF status ON public.community_purge FOR EACH ROW EXECUTE FUNCTION membership_event_from_purge();
 
 CREATE TRIGGER leave_episode_guard BEFORE INSERT OR DELETE OR UPDATE ON public.leave_episode FOR EACH ROW EXECUTE FUNCTION leave_episode_guard();
 

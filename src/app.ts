@@ -10,6 +10,7 @@ import { checkListenSession } from './db/listen/listen-check.js';
 import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { DurabilityMonitor } from './db/durability-monitor.js';
+import { connectDatabase } from './db/database.js';
 import { openInstanceDatabase } from './db/instance-database.js';
 import { ensureSchema } from './db/migrations/schema-version.js';
 import { persistedDocuments } from './db/persisted-documents.js';
@@ -18,6 +19,9 @@ import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
+import { MembershipChangeFeed } from './membership/change-feed.js';
+import { ReceiptSigner } from './auth/receipt-signer.js';
+import { WebhookQueue } from './webhooks/webhook-queue.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
@@ -101,12 +105,25 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const statusFeed = new MembershipStatusFeed(database.db, membership, subscriptionCaps, logger);
   metrics.observeSubscriptions(statusFeed);
   const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer);
-  const services: Services = { db: database.db, membership, signals, statusFeed, purges, metrics, logger };
+  // Feed streams are capped like status streams: per principal (as per user) and per instance.
+  const changeFeed = new MembershipChangeFeed(database.db, membership, new SubscriptionCaps(config.subscriptions), {
+    pageSize: config.downstream.feedPageSize,
+    pollMs: config.downstream.feedPollMs,
+  });
+  const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
+  const webhooks = new WebhookQueue({
+    database: connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 2, logger, limits: config.database }),
+    ...config.webhooks,
+    logger,
+  });
+  membership.onChange(() => webhooks.wake());
+  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
   const transports = createTransports({
     config,
     services,
     authenticator,
     documents: persistedDocuments(database.db, config.graphql.apqMaxDocuments),
+    receiptKeys: () => receipts.jwks(),
     requestScope,
     tracer,
     operationLimits: options.operationLimits,
@@ -132,6 +149,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     },
     async start() {
       try {
+        await receipts.ready();
         await checkSessionLimits(database.db, config.database);
         await durability.start();
         const applied = await ensureSchema(database.db, { migrateOnStart: config.database.migrateOnStart, migrate: () => connections.migrate() });
@@ -146,6 +164,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
           await membership.start();
         }
         purges.start();
+        await webhooks.start();
       } catch (error) {
         // A refused start leaves nothing open behind it.
         await connections.close();
@@ -161,10 +180,12 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       // Readiness is false from here; a grace period lets load balancers notice before we refuse.
       await delay(config.shutdown.graceMs);
       statusFeed.close();
+      changeFeed.close();
       purges.closeStreams();
       await transports.drain();
       await signals.drained();
       await purges.stop();
+      await webhooks.stop();
       await purgeDatabase.close();
       keys.stop();
       transports.stopSampling();

@@ -3,7 +3,7 @@ import { configuredDatabase, type ConfiguredDatabase } from './db/configured-dat
 import { EmbeddedStartError, type EmbeddedDatabase } from './db/embedded.js';
 import { createApp, type App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
-import { mintToken, resolveAuthKey } from './auth/tokens.js';
+import { mintToken, resolveAuthKey, resolveReceiptKey } from './auth/tokens.js';
 import { createLogger } from './observability/logger.js';
 import { onStopSignals } from './cli/stop-signals.js';
 
@@ -33,9 +33,10 @@ async function main(): Promise<void> {
   }
   if (stop.requested) return;
   const authKey = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
+  const receiptKey = await resolveReceiptKey(config.downstream.receiptSigningKey, config.env === 'production', config.database.embeddedDataDir);
   const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
   app = createApp(
-    resolveConfig(config, { databaseUrl, authKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
+    resolveConfig(config, { databaseUrl, authKey, receiptKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
     { logger },
   );
   try {

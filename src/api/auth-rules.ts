@@ -13,12 +13,14 @@ import type { Viewer } from '../auth/claims.js';
  * | communityItemAggregate, cohortItemAggregate | any authenticated caller                  |
  * | communityContributions                      | the user themselves, or community:admin   |
  * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
- * | verifyCommunityAggregates                   | community:admin                           |
+ * | verifyCommunityAggregates, webhooks (all)   | community:admin                           |
+ * | communityMembershipChanges(Page)            | community:feed                            |
  */
 export interface AuthScopes {
   authenticated: boolean;
   admin: boolean;
   signalWriter: boolean;
+  feedReader: boolean;
   /** Every listed user id is the caller's own. */
   self: readonly string[];
 }
@@ -29,13 +31,15 @@ export const rules = {
   readAggregates: { authenticated: true },
   readContributions: (userId: string) => ({ $any: { admin: true, self: [userId] } }),
   verifyAggregates: { admin: true },
+  readFeed: { feedReader: true },
 } as const;
 
-export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string }) {
+export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string; feedReader: string }) {
   return {
     authenticated: viewer !== null,
     admin: viewer?.scopes.has(scopeNames.admin) ?? false,
     signalWriter: viewer?.scopes.has(scopeNames.signalWriter) ?? false,
+    feedReader: viewer?.scopes.has(scopeNames.feedReader) ?? false,
     self: (userIds: readonly string[]) =>
       viewer?.userId != null && userIds.length > 0 && userIds.every((id) => id === viewer.userId),
   };

@@ -1,6 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Viewer } from '../auth/authenticate.js';
+import type { ReceiptSigner } from '../auth/receipt-signer.js';
+import type { MembershipChangeFeed } from '../membership/change-feed.js';
+import type { WebhookQueue } from '../webhooks/webhook-queue.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
 import type { MembershipStatusFeed } from '../membership/status-feed.js';
@@ -15,6 +18,9 @@ export interface Services {
   signals: SignalBatcher;
   statusFeed: MembershipStatusFeed;
   purges: PurgeJobs;
+  changeFeed: MembershipChangeFeed;
+  receipts: ReceiptSigner;
+  webhooks: WebhookQueue;
   metrics: Metrics;
   logger: Logger;
 }

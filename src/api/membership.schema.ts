@@ -52,7 +52,7 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
   }),
 });
 
-const CommunityMembershipRef = builder.objectRef<MembershipView>('CommunityMembership').implement({
+export const CommunityMembershipRef = builder.objectRef<MembershipView>('CommunityMembership').implement({
   description: "A user's standing in the community personalization layer.",
   fields: (t) => ({
     userId: t.expose('userId', { type: 'UInt64', description: 'Whose standing this is.' }),

@@ -26,7 +26,7 @@ const PurgeTargetRef = builder.objectRef<PurgeTarget>('PurgeTarget').implement({
   }),
 });
 
-const PurgeReceiptRef = builder.objectRef<PurgeReceipt>('PurgeReceipt').implement({
+export const PurgeReceiptRef = builder.objectRef<PurgeReceipt>('PurgeReceipt').implement({
   description:
     "The durable record of one purge: a user's ledger entries below the boundary, removed from the ledger and subtracted from every aggregate they reached. Their own signals stay.",
   fields: (t) => ({

@@ -8,6 +8,9 @@ import './signal-batch.schema.js';
 import './aggregate.schema.js';
 import './contribution.schema.js';
 import './purge.schema.js';
+import './receipts.schema.js';
+import './feed.schema.js';
+import './webhooks.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

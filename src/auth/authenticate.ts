@@ -10,6 +10,8 @@ export const SCOPES = {
   admin: 'community:admin',
   /** Send signals on behalf of any user (back-end services). */
   signalWriter: 'signals:write',
+  /** Read the change feed of every membership change and purge (downstream services). */
+  feedReader: 'community:feed',
 } as const;
 
 export type Authentication =

@@ -8,6 +8,8 @@ import { isU64 } from '../ids/u64.js';
 export interface Viewer {
   userId: string | null;
   scopes: ReadonlySet<string>;
+  /** The token's `sub` as given: names a service principal (a feed reader, a purge processor). */
+  subject: string | null;
 }
 
 export interface ClaimMapping {
@@ -30,6 +32,7 @@ export function viewerFromClaims(payload: JWTPayload, mapping: ClaimMapping): Vi
   return {
     userId: userIdFrom(payload, mapping.userIdClaim),
     scopes: new Set(scopeClaims.flatMap((claim) => scopesFrom(payload, claim))),
+    subject: typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : null,
   };
 }
 

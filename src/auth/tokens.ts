@@ -4,6 +4,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import type { AuthConfig, AuthKeyConfig } from '../config/config.js';
+import type { ReceiptSigningJwk } from '../config/groups/downstream.js';
+import { generateReceiptJwk } from './receipt-signer.js';
 
 export interface TokenClaims {
   sub: string;
@@ -42,4 +44,20 @@ export async function resolveAuthKey(
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, `${secret}\n`, { mode: 0o600 });
   return { kind: 'secret', secret, generated: true };
+}
+
+/**
+ * The receipt signing key: the configured one, else outside production a P-256 key generated once
+ * and kept next to the embedded data (`.data/dev-receipt-key.json`), so restarts sign alike.
+ * Production without RECEIPT_SIGNING_KEY signs no receipts (null).
+ */
+export async function resolveReceiptKey(configured: ReceiptSigningJwk | undefined, production: boolean, dataDir: string): Promise<ReceiptSigningJwk | null> {
+  if (configured) return configured;
+  if (production) return null;
+  const file = path.join(path.dirname(path.resolve(dataDir)), 'dev-receipt-key.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as ReceiptSigningJwk;
+  const jwk = await generateReceiptJwk();
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(jwk)}\n`, { mode: 0o600 });
+  return jwk as ReceiptSigningJwk;
 }

@@ -1,4 +1,5 @@
 import type { AuthConfig, VerificationKeyConfig } from './groups/auth.js';
+import type { ReceiptSigningJwk } from './groups/downstream.js';
 import type { Config } from './schema.js';
 
 /**
@@ -10,16 +11,19 @@ export type AppConfig = Omit<Config, 'database' | 'auth'> & {
   auth: AuthConfig<VerificationKeyConfig>;
   /** Pre-filled in GraphiQL; only ever set in development, when the secret was generated locally. */
   developmentToken: string | null;
+  /** Signs receipts; null: generated per process outside production, none in production. */
+  receiptKey: ReceiptSigningJwk | null;
 };
 
 export function resolveConfig(
   config: Config,
-  resources: { databaseUrl: string; authKey: VerificationKeyConfig; developmentToken?: string },
+  resources: { databaseUrl: string; authKey: VerificationKeyConfig; developmentToken?: string; receiptKey?: ReceiptSigningJwk | null },
 ): AppConfig {
   return {
     ...config,
     database: { ...config.database, url: resources.databaseUrl, listenUrl: config.database.listenUrl ?? resources.databaseUrl },
     auth: { ...config.auth, key: resources.authKey },
     developmentToken: resources.developmentToken ?? null,
+    receiptKey: resources.receiptKey !== undefined ? resources.receiptKey : (config.downstream.receiptSigningKey ?? null),
   };
 }

@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { auth, authInProduction } from './groups/auth.js';
 import { database, databaseInProduction } from './groups/database.js';
+import { downstream } from './groups/downstream.js';
+import { webhooks } from './groups/webhooks.js';
 import { graphql, requestBudget } from './groups/graphql.js';
 import { bulk, http, metrics } from './groups/http.js';
 import { cache, listener, subscriptions } from './groups/membership.js';
@@ -29,6 +31,8 @@ export const configuration = group(
     cache: cache.schema,
     subscriptions: subscriptions.schema,
     purge: purge.schema,
+    downstream: downstream.schema,
+    webhooks: webhooks.schema,
     shutdown: shutdown.schema,
     auth: auth.schema,
     tracing: tracing.schema,

@@ -113,6 +113,49 @@ export interface PersistedDocumentTable {
 
 /** `operator`: trusted in every mode; `apq`: registered by a client in `allow` mode, trusted in that mode only. */
 export type PersistedDocumentSource = 'operator' | 'apq';
+export type MembershipEventKind = 'LEFT' | 'REJOINED' | 'PURGE_REQUESTED' | 'PURGE_FINISHED';
+
+/** The change feed's outbox, written only by triggers (src/db/sql/membership_event_from_*.sql). */
+export interface MembershipEventTable {
+  position: ColumnType<string, never, never>;
+  kind: ColumnType<MembershipEventKind, never, never>;
+  user_id: ColumnType<string, never, never>;
+  left_at_ns: ColumnType<string | null, never, never>;
+  rejoined_at_ns: ColumnType<string | null, never, never>;
+  purge_id: ColumnType<string | null, never, never>;
+  recorded_at: ColumnType<Date, never, never>;
+}
+
+/** Registered by operators (src/webhooks/webhook.store.ts owns the webhook tables). */
+export interface WebhookEndpointTable {
+  id: Generated<string>;
+  url: string;
+  secret: string;
+  event_kinds: MembershipEventKind[];
+  created_at: Generated<Date>;
+  consecutive_failures: Generated<number>;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+}
+
+export type WebhookDeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
+
+export interface WebhookDeliveryTable {
+  id: Generated<string>;
+  endpoint_id: Int8;
+  event_position: Int8;
+  status: Generated<WebhookDeliveryStatus>;
+  attempts: Generated<number>;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Generated<Date>;
+  delivered_at: Date | null;
+}
+
+export interface WebhookDispatchTable {
+  singleton: Generated<boolean>;
+  position: Int8;
+}
 
 export interface Database {
   community_membership: CommunityMembershipTable;
@@ -126,6 +169,10 @@ export interface Database {
   community_purge: CommunityPurgeTable;
   community_purge_target: CommunityPurgeTargetTable;
   persisted_document: PersistedDocumentTable;
+  membership_event: MembershipEventTable;
+  webhook_endpoint: WebhookEndpointTable;
+  webhook_delivery: WebhookDeliveryTable;
+  webhook_dispatch: WebhookDispatchTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

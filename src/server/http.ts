@@ -35,6 +35,8 @@ export interface HttpServerOptions {
   /** …or whose graphql-sse stream token this instance issued (it was reserved with a valid bearer token). */
   streamTokens: StreamTokens;
   overloaded: { retryAfterSeconds: number; onRefused(): void };
+  /** The public keys receipts are signed with (a JWKS), served at RECEIPT_KEYS_PATH. */
+  receiptKeys(): Promise<unknown>;
   /** The request's span and access-log line (not for the probes). */
   observe: RequestObserver;
   /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
@@ -43,6 +45,7 @@ export interface HttpServerOptions {
 }
 
 const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
+export const RECEIPT_KEYS_PATH = '/.well-known/community-receipts.json';
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly); metrics have their own listener. */
@@ -59,6 +62,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
         sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks, ...options.readinessDetails?.() }),
       );
     }
+    if (req.method === 'GET' && path === RECEIPT_KEYS_PATH) return void options.receiptKeys().then((keys) => sendJson(res, 200, keys, 'public, max-age=300'));
     const observed = options.observe(req, res, requestId, path);
     if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
       return void options.pages(path, req, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
@@ -144,7 +148,7 @@ async function readiness(options: HttpServerOptions): Promise<{ ok: boolean; che
   return { ok: Object.values(checks).every(Boolean), checks };
 }
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+function sendJson(res: http.ServerResponse, status: number, body: unknown, cacheControl = 'no-store'): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': cacheControl });
   res.end(JSON.stringify(body));
 }

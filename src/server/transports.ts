@@ -29,6 +29,8 @@ export interface TransportsOptions {
   operationLimits: OperationLimitsPlugin | undefined;
   /** Persisted documents registered at run time (operators; APQ in `allow` mode), shared by instances. */
   documents: DocumentRegistry;
+  /** The receipts' public keys (a JWKS) for /.well-known/community-receipts.json. */
+  receiptKeys: () => Promise<unknown>;
 }
 
 export interface Transports {
@@ -84,6 +86,7 @@ export function createTransports(options: TransportsOptions): Transports {
     bulkAdmission,
     authenticator: options.authenticator,
     streamTokens,
+    receiptKeys: options.receiptKeys,
     overloaded,
     observe: requestObserver({ tracer, logger, accessLogSample: config.accessLog.sample }),
     pages: async (path, req, res) => (await page?.assets.serve(path, req, res)) || settingsPage(path, res),

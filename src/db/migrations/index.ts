@@ -11,6 +11,8 @@ import * as ingestLocks from './0009_ingest_locks.js';
 import * as ledgerKeys from './0010_ledger_keys.js';
 import * as purgeNotify from './0011_purge_notify.js';
 import * as persistedDocuments from './0012_persisted_documents.js';
+import * as membershipFeed from './0013_membership_feed.js';
+import * as webhooks from './0014_webhooks.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0010_ledger_keys': ledgerKeys,
   '0011_purge_notify': purgeNotify,
   '0012_persisted_documents': persistedDocuments,
+  '0013_membership_feed': membershipFeed,
+  '0014_webhooks': webhooks,
 };

@@ -1,0 +1,26 @@
+import { count, group, milliseconds, setting } from '../setting.js';
+
+/** Webhook deliveries (Standard Webhooks), run by any instance on the graphile-worker queue. */
+export const webhooks = group(
+  {
+    retryPeriodMs: setting(
+      'WEBHOOK_RETRY_PERIOD_MS',
+      count(1_000, 30 * 86_400_000).default(3 * 86_400_000),
+      'how long a failing delivery is retried (from its first attempt) before it is FAILED',
+    ),
+    backoffMinMs: setting('WEBHOOK_BACKOFF_MIN_MS', count(10, 3_600_000).default(5_000), 'first retry delay (exponential, with full jitter)'),
+    backoffMaxMs: setting('WEBHOOK_BACKOFF_MAX_MS', count(10, 86_400_000).default(3_600_000), 'longest retry delay'),
+    timeoutMs: setting('WEBHOOK_TIMEOUT_MS', milliseconds.default(10_000), 'how long one delivery attempt may take'),
+    disableAfterFailures: setting(
+      'WEBHOOK_DISABLE_AFTER_FAILURES',
+      count(1, 1_000_000).default(100),
+      'consecutive failed attempts after which an endpoint is disabled (with the reason recorded)',
+    ),
+    concurrency: setting('WEBHOOK_CONCURRENCY', count(1, 100).default(4), 'deliveries attempted at once per instance'),
+    pollMs: setting('WEBHOOK_POLL_MS', milliseconds.default(1_000), 'how often the queue and the dispatcher look for due work without a notification'),
+  },
+  (settings) =>
+    settings.superRefine((config, ctx) => {
+      if (config.backoffMinMs > config.backoffMaxMs) ctx.addIssue({ code: 'custom', path: ['backoffMinMs'], message: 'must not exceed WEBHOOK_BACKOFF_MAX_MS' });
+    }),
+);

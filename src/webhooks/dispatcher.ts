@@ -1,0 +1,94 @@
+import { sql, type Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+
+const PAGE = 500;
+export const DELIVER_TASK = 'deliver_webhook';
+
+/**
+ * Turns change-feed events into deliveries, off the leave's path: a leave only writes its outbox row;
+ * this loop (on whichever instance holds the dispatch row, FOR UPDATE SKIP LOCKED) later creates one
+ * delivery per subscribed endpoint and its queue job, and moves the cursor, all in one transaction,
+ * so each event is dispatched exactly once. Positions commit in order (migration 0011), so the
+ * cursor never passes an event that commits later.
+ */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly logger: Logger,
+    private readonly pollMs: number,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule();
+  }
+
+  /** Something may have been recorded: dispatch now (or once the running pass ends). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      } else this.schedule();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.wake(), this.pollMs);
+    this.timer.unref();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stopped && (await this.dispatchPage()) === PAGE);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'webhook dispatch failed; retrying at the next poll');
+    }
+  }
+
+  /**
+   * One page of events, in one statement (no transaction left idle between round trips); answers
+   * how many were dispatched (0 when another instance holds the cursor). The jobs CTE is read by
+   * the final SELECT, so every add_job runs.
+   */
+  private async dispatchPage(): Promise<number> {
+    const { rows } = await sql<{ dispatched: string; jobs: string }>`
+      WITH cursor AS (SELECT d.position FROM webhook_dispatch d FOR UPDATE SKIP LOCKED),
+      page AS (
+        SELECT e.position, e.kind FROM membership_event e, cursor c WHERE e.position > c.position ORDER BY e.position LIMIT ${PAGE}
+      ),
+      created AS (
+        INSERT INTO webhook_delivery (endpoint_id, event_position)
+        SELECT w.id, p.position FROM page p JOIN webhook_endpoint w ON p.kind = ANY (w.event_kinds) AND w.disabled_at IS NULL
+        ON CONFLICT ON CONSTRAINT webhook_delivery_once DO NOTHING
+        RETURNING id
+      ),
+      jobs AS (SELECT graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', id::text)) FROM created),
+      moved AS (
+        UPDATE webhook_dispatch SET position = (SELECT max(p.position) FROM page p) WHERE EXISTS (SELECT 1 FROM page) RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM page) AS dispatched, (SELECT count(*) FROM jobs) AS jobs, (SELECT count(*) FROM moved) AS moved
+    `.execute(this.db);
+    return Number(rows[0]?.dispatched ?? 0);
+  }
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, MembershipEventKind, WebhookDeliveryTable, WebhookEndpointTable } from '../db/schema.js';
+
+/** The one owner of the webhook tables (webhook_endpoint, webhook_delivery, webhook_dispatch). */
+
+export type WebhookEndpoint = Selectable<WebhookEndpointTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
+
+/** A Standard Webhooks secret: whsec_ and 24 random bytes in base64. */
+function newSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
+}
+
+export function registerEndpoint(db: Kysely<Database>, url: string, eventKinds: MembershipEventKind[]): Promise<WebhookEndpoint> {
+  return db.insertInto('webhook_endpoint').values({ url, secret: newSecret(), event_kinds: eventKinds, disabled_at: null, disabled_reason: null })
+    .returningAll().executeTakeFirstOrThrow();
+}
+
+export function listEndpoints(db: Kysely<Database>): Promise<WebhookEndpoint[]> {
+  return db.selectFrom('webhook_endpoint').selectAll().orderBy('id').execute();
+}
+
+export function findEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
+  return db.selectFrom('webhook_endpoint').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Enables a disabled endpoint again, with a clean failure count. */
+export function enableEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
+  return db.updateTable('webhook_endpoint').set({ disabled_at: null, disabled_reason: null, consecutive_failures: 0 })
+    .where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export function listDeliveries(db: Kysely<Database>, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+  return db.selectFrom('webhook_delivery').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute();
+}
+
+export function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
+  return db.selectFrom('webhook_delivery').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The delivery, its endpoint and its event, for one attempt. */
+export function deliveryToAttempt(db: Kysely<Database>, id: string) {
+  return db.selectFrom('webhook_delivery as d')
+    .innerJoin('webhook_endpoint as w', 'w.id', 'd.endpoint_id')
+    .innerJoin('membership_event as e', 'e.position', 'd.event_position')
+    .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at',
+      'e.position', 'e.kind', 'e.user_id', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.purge_id', 'e.recorded_at'])
+    .where('d.id', '=', id)
+    .executeTakeFirst();
+}
+
+export async function recordSuccess(db: Kysely<Database>, id: string, endpointId: string, statusCode: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('webhook_delivery').set((eb) => ({ status: 'DELIVERED', attempts: eb('attempts', '+', 1), last_status_code: statusCode, last_error: null, delivered_at: new Date() }))
+      .where('id', '=', id).execute();
+    await trx.updateTable('webhook_endpoint').set({ consecutive_failures: 0 }).where('id', '=', endpointId).execute();
+  });
+}
+
+/**
+ * Records a failed attempt; `final`: the retry period is over. The endpoint is disabled, with the
+ * reason, once `disableAfter` attempts in a row have failed. Answers whether it is now disabled.
+ */
+export async function recordFailure(
+  db: Kysely<Database>,
+  attempt: { id: string; endpointId: string; statusCode: number | null; error: string; final: boolean; disableAfter: number },
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await trx.updateTable('webhook_delivery')
+      .set((eb) => ({ status: attempt.final ? 'FAILED' : 'PENDING', attempts: eb('attempts', '+', 1), last_status_code: attempt.statusCode, last_error: attempt.error }))
+      .where('id', '=', attempt.id).execute();
+    const endpoint = await trx.updateTable('webhook_endpoint').set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1) }))
+      .where('id', '=', attempt.endpointId).returning(['consecutive_failures', 'disabled_at']).executeTakeFirstOrThrow();
+    if (endpoint.disabled_at !== null) return true;
+    if (endpoint.consecutive_failures < attempt.disableAfter) return false;
+    await trx.updateTable('webhook_endpoint')
+      .set({ disabled_at: new Date(), disabled_reason: `${endpoint.consecutive_failures} consecutive failed deliveries; last: ${attempt.error}` })
+      .where('id', '=', attempt.endpointId).execute();
+    return true;
+  });
+}
+
+/** A delivery given up because its endpoint is disabled. */
+export async function recordSkipped(db: Kysely<Database>, id: string): Promise<void> {
+  await db.updateTable('webhook_delivery').set({ status: 'FAILED', last_error: 'endpoint disabled' }).where('id', '=', id).execute();
+}
+
+/** Sets a delivery PENDING again (a replay): its attempts start a fresh retry period. */
+export function resetDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
+  return db.updateTable('webhook_delivery').set({ status: 'PENDING', created_at: sql<Date>`now()`, delivered_at: null })
+    .where('id', '=', id).returningAll().executeTakeFirst();
+}

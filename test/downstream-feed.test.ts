@@ -1,0 +1,188 @@
+import { createClient as createWsClient } from 'graphql-ws';
+import { createRemoteJWKSet, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { eventually, gql, startCluster, token, type Cluster, type GraphQLResponse } from './support/harness.js';
+import { subscribe } from './support/sse.js';
+
+const CHANGES = `subscription Changes($after: String) {
+  communityMembershipChanges(after: $after) { id cursor kind userId leftAtNs rejoinedAtNs purgeId }
+}`;
+const PAGE = `query Page($after: String, $first: Int) {
+  communityMembershipChangePage(after: $after, first: $first) { changes { id kind userId leftAtNs rejoinedAtNs purgeId } endCursor hasMore }
+}`;
+
+interface Change {
+  id: string;
+  cursor: string;
+  kind: string;
+  userId: string;
+  leftAtNs: string | null;
+  rejoinedAtNs: string | null;
+  purgeId: string | null;
+}
+
+interface ChangePage {
+  changes: Change[];
+  endCursor: string | null;
+  hasMore: boolean;
+}
+
+let cluster: Cluster;
+let feedToken: string;
+let receiptKey: string;
+
+beforeAll(async () => {
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  receiptKey = JSON.stringify({ ...(await exportJWK(privateKey)), kid: 'test-receipts-1' });
+  cluster = await startCluster([]);
+  cluster.apps.push(await cluster.startInstance({ RECEIPT_SIGNING_KEY: receiptKey, FEED_POLL_MS: '200' }));
+  cluster.apps.push(await cluster.startInstance({ RECEIPT_SIGNING_KEY: receiptKey, FEED_POLL_MS: '200' }));
+  feedToken = await token('warehouse', 'community:feed', '1h');
+});
+afterAll(() => cluster?.stop());
+
+async function mutate(app: App, query: string): Promise<void> {
+  const response = await gql(app, query);
+  expect(response.errors).toBeUndefined();
+}
+
+/** Leaves, rejoins and purges of `users`, on `app`, interleaved. */
+async function churn(app: App, users: string[], rounds: number): Promise<void> {
+  await Promise.all(
+    users.map(async (userId) => {
+      for (let round = 0; round < rounds; round++) {
+        await mutate(app, `mutation { leaveCommunityLayer(userId: "${userId}") { status } }`);
+        if (round % 2 === 0) await mutate(app, `mutation { purgeCommunityContributions(userId: "${userId}") { purgeId } }`);
+        await mutate(app, `mutation { rejoinCommunityLayer(userId: "${userId}") { status } }`);
+      }
+    }),
+  );
+}
+
+/** What the feed must hold, built from the membership history and the purge receipts. */
+async function expectedEvents(): Promise<string[]> {
+  const episodes = await cluster.db.query(`SELECT user_id::text, left_at_ns::text, rejoined_at_ns::text FROM leave_episode`);
+  const purges = await cluster.db.query(`SELECT id::text, user_id::text, status FROM community_purge`);
+  const expected = episodes.rows.flatMap((e) => [`LEFT ${e.user_id} ${e.left_at_ns}`, ...(e.rejoined_at_ns ? [`REJOINED ${e.user_id} ${e.rejoined_at_ns}`] : [])]);
+  for (const p of purges.rows) expected.push(`PURGE_REQUESTED ${p.user_id} ${p.id}`, ...(p.status === 'FINISHED' ? [`PURGE_FINISHED ${p.user_id} ${p.id}`] : []));
+  return expected.sort();
+}
+
+function describeEvent(change: Change): string {
+  return `${change.kind} ${change.userId} ${change.kind === 'LEFT' ? change.leftAtNs : change.kind === 'REJOINED' ? change.rejoinedAtNs : change.purgeId}`;
+}
+
+/** Reads a feed stream over SSE, keeping every change, until `enough` holds or the stream ends. */
+async function readUntil(app: App, after: string | null, received: Change[], enough: () => boolean) {
+  const stream = await subscribe(app, CHANGES, { after }, feedToken);
+  expect(stream.status).toBe(200);
+  while (!enough()) {
+    const event = await stream.next();
+    if (event === null) break;
+    expect(event.data.errors).toBeUndefined();
+    received.push(event.data.data.communityMembershipChanges);
+  }
+  stream.close();
+}
+
+describe('the change feed', () => {
+  it('resumed from a cursor after a listener kill and after an instance restart, misses nothing and keeps commit order', async () => {
+    const [reader, writer] = cluster.apps as [App, App];
+    const users = Array.from({ length: 6 }, (_, i) => String(3000 + i));
+    const received: Change[] = [];
+    // History first: changes made before anyone subscribed.
+    await churn(writer, users, 2);
+    const live = readUntil(reader, null, received, () => received.length >= 40);
+    // The reader's LISTEN session dies mid-stream; changes keep coming from the other instance.
+    await eventually(() => received.length > 0);
+    await cluster.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [
+      `community-layer listener ${reader.instanceId}`,
+    ]);
+    await churn(writer, users, 2);
+    await live;
+    // The reader instance is restarted; the client resumes on the new instance from its last cursor.
+    await reader.stop();
+    cluster.apps.shift();
+    await churn(writer, users, 1);
+    const restarted = await cluster.startInstance({ RECEIPT_SIGNING_KEY: receiptKey, FEED_POLL_MS: '200' });
+    cluster.apps.push(restarted);
+    const expected = await expectedEvents();
+    const resumeAt = received.at(-1)!.cursor;
+    // A resume may repeat the last change; it is recognisable by id.
+    await readUntil(restarted, resumeAt, received, () => new Set(received.map((c) => c.id)).size >= expected.length);
+
+    const unique = [...new Map(received.map((change) => [change.id, change])).values()];
+    expect(unique.map(describeEvent).sort()).toEqual(expected);
+    const positions = unique.map((change) => BigInt(change.id));
+    expect(positions).toEqual([...positions].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+    // Per user, the changes alternate LEFT … REJOINED as the history did.
+    for (const userId of users) {
+      const kinds = unique.filter((c) => c.userId === userId && (c.kind === 'LEFT' || c.kind === 'REJOINED')).map((c) => c.kind);
+      expect(kinds).toEqual(Array.from({ length: kinds.length }, (_, i) => (i % 2 === 0 ? 'LEFT' : 'REJOINED')));
+    }
+
+    // The paged query serves the same changes in the same order.
+    const paged: Change[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const response: GraphQLResponse<{ communityMembershipChangePage: ChangePage }> = await gql(restarted, PAGE, { after, first: 7 }, feedToken);
+      expect(response.errors).toBeUndefined();
+      const page: ChangePage = response.data!.communityMembershipChangePage;
+      paged.push(...page.changes);
+      if (!page.hasMore) break;
+      after = page.endCursor;
+    }
+    expect(paged.map((c) => c.id)).toEqual(unique.map((c) => c.id));
+  });
+
+  it('streams over graphql-ws too, and is refused without community:feed or with a bad cursor', async () => {
+    const app = cluster.apps.at(-1)!;
+    const client = createWsClient({
+      url: app.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization: `Bearer ${feedToken}` },
+      retryAttempts: 0,
+    });
+    const stream = client.iterate<{ communityMembershipChanges: Change }>({ query: CHANGES, variables: { after: null } });
+    const first = await stream.next();
+    expect(first.value.data?.communityMembershipChanges.kind).toBe('LEFT');
+    await stream.return?.();
+    await client.dispose();
+
+    const admin = await gql(app, PAGE, {});
+    expect(admin.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    const bad = await gql(app, PAGE, { after: 'abc' }, feedToken);
+    expect(bad.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('signed receipts', () => {
+  it('verify with jose from the JWKS alone, on either instance', async () => {
+    const app = cluster.apps.at(-1)!;
+    await mutate(app, `mutation { leaveCommunityLayer(userId: "3900") { status } }`);
+    const leave = await gql<{ communityLayerStatus: { leftAtNs: string; signedLeaveReceipt: string } }>(
+      app, `{ communityLayerStatus(userId: "3900") { leftAtNs signedLeaveReceipt } }`,
+    );
+    const purge = await gql<{ purgeCommunityContributions: { purgeId: string; signedReceipt: string } }>(
+      app, `mutation { purgeCommunityContributions(userId: "3900") { purgeId signedReceipt } }`,
+    );
+    const keys = createRemoteJWKSet(new URL('/.well-known/community-receipts.json', cluster.apps[0]!.url));
+    const options = { issuer: 'community-layer', typ: 'community-receipt+jwt' };
+    const { payload: leavePayload, protectedHeader } = await jwtVerify(leave.data!.communityLayerStatus.signedLeaveReceipt, keys, options);
+    expect(protectedHeader).toMatchObject({ alg: 'ES256', kid: 'test-receipts-1' });
+    expect(leavePayload).toMatchObject({
+      sub: '3900',
+      jti: `leave:3900:${leave.data!.communityLayerStatus.leftAtNs}`,
+      receipt: 'leave',
+      leftAtNs: leave.data!.communityLayerStatus.leftAtNs,
+    });
+    const { purgeId, signedReceipt } = purge.data!.purgeCommunityContributions;
+    const { payload: purgePayload } = await jwtVerify(signedReceipt, keys, options);
+    expect(purgePayload).toMatchObject({ sub: '3900', jti: `purge:${purgeId}`, receipt: 'purge', boundaryNs: leave.data!.communityLayerStatus.leftAtNs });
+    // A receipt altered by one character no longer verifies.
+    const tampered = signedReceipt.slice(0, -2) + (signedReceipt.endsWith('A') ? 'BB' : 'AA');
+    await expect(jwtVerify(tampered, keys, options)).rejects.toThrow();
+  });
+});
