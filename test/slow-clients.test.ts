@@ -17,41 +17,46 @@ async function batch(app: App, bearer: string, tag: string, size = 100) {
   return { status: response.status, code: body.errors?.[0]?.extensions?.code ?? null };
 }
 
-describe('the bulk door against slow and hostile clients', () => {
-  let app: App;
-  let databaseUrl: string;
-  let writer: string;
-  const open: Trickle[] = [];
-
+/**
+ * One app per describe: one bulk place, a line of 32, two places per credential and three per
+ * address; `bodyTimeoutMs` is the body deadline. `open` holds the trickles a test leaves behind.
+ */
+function useDoor(bodyTimeoutMs: string) {
+  const door = { app: undefined as unknown as App, databaseUrl: '', writer: '', open: [] as Trickle[] };
   beforeAll(async () => {
-    databaseUrl = await freshDatabase();
-    app = await startApp(databaseUrl, {
+    door.databaseUrl = await freshDatabase();
+    door.app = await startApp(door.databaseUrl, {
       BULK_REQUESTS_MAX: '1',
       BULK_REQUESTS_WAITING_MAX: '32',
       BULK_MAX_EVENT_LOOP_UTILIZATION: '1',
-      BULK_BODY_TIMEOUT_MS: '3000',
+      BULK_BODY_TIMEOUT_MS: bodyTimeoutMs,
       BULK_REQUESTS_PER_CREDENTIAL_MAX: '2',
       BULK_REQUESTS_PER_ADDRESS_MAX: '3',
     });
-    writer = await token('1', 'signals:write');
+    door.writer = await token('1', 'signals:write');
   });
   afterEach(() => {
-    for (const socket of open.splice(0)) socket.close();
+    for (const socket of door.open.splice(0)) socket.close();
   });
-  afterAll(() => app?.stop());
+  afterAll(() => door.app?.stop());
+  return door;
+}
+
+describe('the bulk door against slow and hostile clients', () => {
+  const door = useDoor('3000');
 
   it('refuses unauthenticated bulk bodies from their headers, so 33 trickling sockets take no place and batches pass', async () => {
-    const attackers = Array.from({ length: 33 }, () => trickle(app.url));
-    open.push(...attackers);
+    const attackers = Array.from({ length: 33 }, () => trickle(door.app.url));
+    door.open.push(...attackers);
     const answers = await Promise.all(attackers.map((attacker) => attacker.response));
     for (const answer of answers) {
       expect(answer?.status).toBe(401);
       expect(JSON.parse(answer!.body).errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
-    expect(await metric(app, 'community_bulk_requests_waiting')).toBe(0);
+    expect(await metric(door.app, 'community_bulk_requests_waiting')).toBe(0);
     // Two at a time: the writer's own cap (BULK_REQUESTS_PER_CREDENTIAL_MAX) is 2 here.
     for (let i = 0; i < 10; i += 2) {
-      expect(await Promise.all([batch(app, writer, `legit${i}`), batch(app, writer, `legit${i + 1}`)])).toEqual([
+      expect(await Promise.all([batch(door.app, door.writer, `legit${i}`), batch(door.app, door.writer, `legit${i + 1}`)])).toEqual([
         { status: 200, code: null },
         { status: 200, code: null },
       ]);
@@ -59,64 +64,44 @@ describe('the bulk door against slow and hostile clients', () => {
   });
 
   it('cuts an authenticated trickle after BULK_BODY_TIMEOUT_MS with 408, and the batch waiting behind it enters', async () => {
-    const slow = trickle(app.url, { bearer: await token('2', 'signals:write') });
-    open.push(slow);
-    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 1);
+    const slow = trickle(door.app.url, { bearer: await token('2', 'signals:write') });
+    door.open.push(slow);
+    await eventually(async () => (await metric(door.app, 'community_bulk_requests_in_progress')) === 1);
     // With one place at the door, this batch can only enter once the trickle has lost it.
-    const waiting = batch(app, writer, 'behind-slow');
+    const waiting = batch(door.app, door.writer, 'behind-slow');
     const cut = await slow.response;
     expect(cut?.status).toBe(408);
     expect(JSON.parse(cut!.body).errors[0].extensions.code).toBe('REQUEST_TIMEOUT');
     expect(await waiting).toEqual({ status: 200, code: null });
-    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 0);
+    await eventually(async () => (await metric(door.app, 'community_bulk_requests_in_progress')) === 0);
   });
 });
 
 describe('the bulk door per client', () => {
-  let app: App;
-  let databaseUrl: string;
-  let writer: string;
-  const open: Trickle[] = [];
-
-  beforeAll(async () => {
-    databaseUrl = await freshDatabase();
-    // No body deadline here: the places stay held until the test lets them go.
-    app = await startApp(databaseUrl, {
-      BULK_REQUESTS_MAX: '1',
-      BULK_REQUESTS_WAITING_MAX: '32',
-      BULK_MAX_EVENT_LOOP_UTILIZATION: '1',
-      BULK_BODY_TIMEOUT_MS: '600000',
-      BULK_REQUESTS_PER_CREDENTIAL_MAX: '2',
-      BULK_REQUESTS_PER_ADDRESS_MAX: '3',
-    });
-    writer = await token('1', 'signals:write');
-  });
-  afterEach(() => {
-    for (const socket of open.splice(0)) socket.close();
-  });
-  afterAll(() => app?.stop());
+  // No body deadline here: the places stay held until the test lets them go.
+  const door = useDoor('600000');
 
   it('lets one credential, and one address, hold only so many places: the rest are refused at once, other clients still enter', async () => {
     const greedy = await token('3', 'signals:write');
-    const held = [trickle(app.url, { bearer: greedy }), trickle(app.url, { bearer: greedy })];
-    open.push(...held);
-    await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) + (await metric(app, 'community_bulk_requests_waiting')) === 2);
-    const third = trickle(app.url, { bearer: greedy });
-    open.push(third);
+    const held = [trickle(door.app.url, { bearer: greedy }), trickle(door.app.url, { bearer: greedy })];
+    door.open.push(...held);
+    await eventually(async () => (await metric(door.app, 'community_bulk_requests_in_progress')) + (await metric(door.app, 'community_bulk_requests_waiting')) === 2);
+    const third = trickle(door.app.url, { bearer: greedy });
+    door.open.push(third);
     const refused = await third.response;
     expect(refused?.status).toBe(503);
     expect(JSON.parse(refused!.body).errors[0].extensions.code).toBe('OVERLOADED');
     // Another address (127.0.0.2 is loopback too) with fresh credentials: at most three places.
     const other = await Promise.all(['4', '5', '6', '7'].map((user) => token(user, 'signals:write')));
-    const fromOther = other.map((bearer) => trickle(app.url, { bearer, localAddress: '127.0.0.2' }));
-    open.push(...fromOther);
+    const fromOther = other.map((bearer) => trickle(door.app.url, { bearer, localAddress: '127.0.0.2' }));
+    door.open.push(...fromOther);
     expect((await fromOther[3]!.response)?.status).toBe(503);
     // A legitimate batch still gets its turn once the tricklers ahead of it are gone.
-    const legit = batch(app, writer, 'after-greedy');
-    await eventually(async () => (await metric(app, 'community_bulk_requests_waiting')) === 5);
-    for (const socket of open.splice(0)) socket.close();
+    const legit = batch(door.app, door.writer, 'after-greedy');
+    await eventually(async () => (await metric(door.app, 'community_bulk_requests_waiting')) === 5);
+    for (const socket of door.open.splice(0)) socket.close();
     expect(await legit).toEqual({ status: 200, code: null });
-    const db = await sqlClient(databaseUrl);
+    const db = await sqlClient(door.databaseUrl);
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM signal WHERE item_id LIKE 'after-greedy-%'`);
     expect(rows[0].n).toBe(100);
     await db.end();
