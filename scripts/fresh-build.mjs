@@ -23,11 +23,12 @@ if (process.argv.includes('--stamp')) {
 }
 const built = existsSync(STAMP) ? statSync(STAMP).mtimeMs : 0;
 if (built > 0 && Math.max(...SOURCES.map(newestChange)) <= built) process.exit(0);
-if (!existsSync('node_modules/typescript')) {
+// tsx is a development dependency only (TypeScript may come as an optional peer of a runtime one).
+if (!existsSync('node_modules/tsx')) {
   console.error(
     built
-      ? 'dist/ is older than the sources, and this install has no TypeScript (a production install): build where the development dependencies are (`npm run build`) and ship dist/ with the sources it was built from.'
-      : 'dist/ is missing, and this install has no TypeScript (a production install): run `npm run build` where the development dependencies are, then install with `npm ci --omit=dev`.',
+      ? 'dist/ is older than the sources, and this install has no development tools (a production install): build where the development dependencies are (`npm run build`) and ship dist/ with the sources it was built from.'
+      : 'dist/ is missing, and this install has no development tools (a production install): run `npm run build` where the development dependencies are, then install with `npm ci --omit=dev`.',
   );
   process.exit(1);
 }
