@@ -6,7 +6,7 @@
 
 import { SettingsClient, SettingsClientError, type LeaveEpisode as Episode, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
 
-const PURGE_POLL_MS = 1000;
+const PURGE_RETRY_MS = 1000;
 const TOKEN_KEY = 'community-layer-token';
 const root = document.documentElement;
 const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
@@ -42,9 +42,10 @@ const view = {
 let token: string | null = null;
 const client = new SettingsClient({ url: endpoint, token: () => token ?? '' });
 let closeStream: (() => void) | null = null;
-/** The boundary shown while LEFT (null while ACTIVE), and the pending receipt poll. */
+/** The boundary shown while LEFT (null while ACTIVE); a running purge's progress stream, or a retry of reading its receipt. */
 let boundaryNs: string | null = null;
-let purgePoll: ReturnType<typeof setTimeout> | null = null;
+let purgeRetry: ReturnType<typeof setTimeout> | null = null;
+let closePurgeProgress: (() => void) | null = null;
 /** Every leave shown, by leftAtNs: the newest page from each update plus the older pages asked for. */
 const episodes = new Map<string, Episode>();
 
@@ -71,10 +72,7 @@ function render(membership: Membership): void {
   boundaryNs = left ? membership.leftAtNs : null;
   view.purge.hidden = !left;
   if (newlyLeft) void loadPurge();
-  if (!left && purgePoll !== null) {
-    clearTimeout(purgePoll);
-    purgePoll = null;
-  }
+  if (!left) stopFollowingPurge();
   const oldest = membership.history[0];
   // Older pages stay shown while the newest page still joins them; after a gap (many leaves since
   // the last update) or a deletion, start again from the newest page.
@@ -111,16 +109,32 @@ async function showOlder(): Promise<void> {
   }
 }
 
-/** The newest receipt; polled while its purge runs. */
+/** The newest receipt; followed live while its purge runs. */
 async function loadPurge(): Promise<void> {
-  if (purgePoll !== null) clearTimeout(purgePoll);
-  purgePoll = null;
+  stopFollowingPurge();
   try {
     showPurge(await client.latestPurge());
   } catch (error) {
     showError(explain(error));
-    if (boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+    if (boundaryNs !== null) purgeRetry = setTimeout(() => void loadPurge(), PURGE_RETRY_MS);
   }
+}
+
+/** The running purge's progress, until it has FINISHED (the stream then completes by itself). */
+function followPurge(): void {
+  closePurgeProgress = client.watchPurge({
+    next: showPurge,
+    error: (error) => error.retryable || showError(explain(error)),
+    state: (state) => {
+      if (state === 'stopped') closePurgeProgress = null;
+    },
+  });
+}
+
+function stopFollowingPurge(): void {
+  if (purgeRetry !== null) clearTimeout(purgeRetry);
+  purgeRetry = null;
+  closePurgeProgress?.();
 }
 
 function showPurge(receipt: PurgeReceipt | null): void {
@@ -149,7 +163,7 @@ function showPurge(receipt: PurgeReceipt | null): void {
       return row;
     }),
   );
-  if (running && boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+  if (running && boundaryNs !== null && closePurgeProgress === null) followPurge();
 }
 
 function isoToNs(iso: string): string {
