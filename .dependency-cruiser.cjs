@@ -8,6 +8,8 @@
  *   3 capabilities   src/membership/, src/signals/, src/purge/, src/webhooks/ (no GraphQL)
  *   2 platform       src/auth/, src/db/
  *   1 base kit       src/graphql/, src/observability/, src/config/, src/ids/, src/time/, src/util/
+ * The workspace packages (packages/*: the sender, the settings client) are libraries others install:
+ * they import none of the service's code, and the service reaches them only by package name.
  * `npm run layers` checks it; CI fails on a new upward import.
  */
 const ENTRY = '^(src/main\\.ts|src/cli/|bench/|scripts/)';
@@ -52,9 +54,23 @@ module.exports = {
       to: { path: '^(test|test-browser)/' },
     },
     {
+      name: 'packages-stand-alone',
+      severity: 'error',
+      comment: 'A workspace package is installed by other services: it never imports the server or its tests.',
+      from: { path: '^packages/' },
+      to: { path: '^(src|test|test-browser|bench|scripts|examples)/' },
+    },
+    {
+      name: 'packages-by-name',
+      severity: 'error',
+      comment: "The service uses a workspace package only as its users do: by its name, never by a path into packages/.",
+      from: { path: '^(src|bench|scripts)/' },
+      to: { path: '^packages/', dependencyTypesNot: ['aliased-workspace'] },
+    },
+    {
       name: 'not-to-unresolvable',
       severity: 'error',
-      from: { path: '^(src|bench|scripts)/' },
+      from: { path: '^(src|bench|scripts|packages)/' },
       to: { couldNotResolve: true },
     },
   ],

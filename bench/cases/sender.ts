@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Sender } from '../../packages/sender/src/index.js';
+import { Sender } from '@community-layer/sender';
 import type { Case } from '../case.js';
 import { num } from '../format.js';
 import { prepareSignalCase } from '../signal-setup.js';

@@ -1,20 +1,26 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { projectRoot } from '../util/project-root.js';
+import { BUILT_IN_IDS, printBuiltInIds } from '../graphql/trusted-documents/built-in-ids.js';
 import { buildManifest, MANIFEST_FILE, printManifest } from '../graphql/trusted-documents/manifest.js';
 
-/** `npm run documents` writes trusted-documents.json (part of `npm run build`); `--check` fails when it is stale. */
+/**
+ * `npm run documents` writes trusted-documents.json and the ids built into our clients (part of
+ * `npm run build`); `--check` fails when any of them is stale.
+ */
 const root = projectRoot();
-const file = path.join(root, MANIFEST_FILE);
-const printed = printManifest(await buildManifest(root));
+const outputs: [file: string, text: string][] = [[MANIFEST_FILE, printManifest(await buildManifest(root))]];
+for (const { source, target } of BUILT_IN_IDS) outputs.push([target, await printBuiltInIds(root, source)]);
 
 if (process.argv.includes('--check')) {
-  if ((await readFile(file, 'utf8').catch(() => '')) !== printed) {
-    console.error(`${MANIFEST_FILE} is out of date: run \`npm run documents\``);
+  const stale: string[] = [];
+  for (const [file, text] of outputs) if ((await readFile(path.join(root, file), 'utf8').catch(() => '')) !== text) stale.push(file);
+  if (stale.length > 0) {
+    console.error(`${stale.join(', ')} out of date: run \`npm run documents\``);
     process.exit(1);
   }
-  console.log(`${MANIFEST_FILE} is up to date`);
+  console.log(`${outputs.map(([file]) => file).join(', ')} up to date`);
 } else {
-  await writeFile(file, printed);
-  console.log(`wrote ${MANIFEST_FILE}`);
+  for (const [file, text] of outputs) await writeFile(path.join(root, file), text);
+  console.log(`wrote ${outputs.map(([file]) => file).join(', ')}`);
 }

@@ -4,8 +4,8 @@ import type { Services } from '../api/context.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
 import type { DocumentRegistry } from '../graphql/trusted-documents/registry.js';
-import { operationIds, TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
-import { createSettingsPage, SETTINGS_OPERATIONS_FILE } from '../settings/settings-page.js';
+import { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
+import { createSettingsPage } from '../settings/settings-page.js';
 import { projectRoot } from '../util/project-root.js';
 import { BulkAdmission } from './bulk-admission.js';
 import { EventLoopLoad } from './event-loop-load.js';
@@ -60,7 +60,7 @@ export function createTransports(options: TransportsOptions): Transports {
   const streamTokens = new StreamTokens();
   const page = config.graphql.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
   const yoga = createGraphQLServer(config, services, options.authenticator, options.requestScope, trusted, streamTokens, tracer, page, options.operationLimits);
-  const settingsPage = createSettingsPage({ parentOrigins: config.http.corsOrigins, documents: operationIds(root, SETTINGS_OPERATIONS_FILE) });
+  const settingsPage = createSettingsPage({ parentOrigins: config.http.corsOrigins });
   let shuttingDown = false;
   const eventLoop = new EventLoopLoad();
   const bulkAdmission = new BulkAdmission({

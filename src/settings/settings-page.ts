@@ -3,19 +3,16 @@ import type http from 'node:http';
 import path from 'node:path';
 import { projectRoot } from '../util/project-root.js';
 
-/** The page's operations: it sends their trusted-document hashes, never their text. */
-export const SETTINGS_OPERATIONS_FILE = 'src/settings/client/operations.graphql';
-
-/** The compiled page script (`npm run build:page`). */
+/** The page's script bundled with its client, @community-layer/settings-client (`npm run build:page`). */
 function scriptPath(): string {
   return path.join(projectRoot(), 'dist', 'public', 'settings.js');
 }
 
 const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 
-function html(parentOrigins: string[], documents: Record<string, string>): string {
+function html(parentOrigins: string[]): string {
   return `<!doctype html>
-<html lang="en" data-api="/graphql" data-parent-origins="${escapeAttribute(parentOrigins.join(' '))}" data-documents="${escapeAttribute(JSON.stringify(documents))}">
+<html lang="en" data-api="/graphql" data-parent-origins="${escapeAttribute(parentOrigins.join(' '))}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -120,8 +117,8 @@ function html(parentOrigins: string[], documents: Record<string, string>): strin
  * Serves /settings and its script. The page may be framed only by the allowed origins, which are
  * also the only ones whose postMessage it takes a token from.
  */
-export function createSettingsPage(options: { parentOrigins: string[]; documents: Record<string, string> }) {
-  const page = html(options.parentOrigins, options.documents);
+export function createSettingsPage(options: { parentOrigins: string[] }) {
+  const page = html(options.parentOrigins);
   const security = {
     'content-security-policy': `default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'self' ${options.parentOrigins.join(' ')}`.trim(),
     'x-content-type-options': 'nosniff',

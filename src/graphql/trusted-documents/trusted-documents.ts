@@ -4,7 +4,7 @@ import path from 'node:path';
 import { GraphQLError } from 'graphql';
 import { retryLater } from '../errors.js';
 import { withApolloTypenames } from './apollo-typename.js';
-import { documentId, MANIFEST_FILE, operationsOf } from './manifest.js';
+import { documentId, MANIFEST_FILE } from './manifest.js';
 import { documentsOf, readManifestFiles, type PersistedDocument } from './manifest-files.js';
 import type { DocumentRegistry } from './registry.js';
 import { requestedDocument, type DocumentParams } from './requested-id.js';
@@ -130,11 +130,6 @@ export class TrustedDocuments {
     if (this.found.size >= FOUND_CACHE_SIZE) this.found.delete(this.found.keys().next().value!);
     this.found.set(id, body);
   }
-}
-
-/** Operation name → id for the operations in one client's `.graphql` file. */
-export function operationIds(root: string, file: string): Record<string, string> {
-  return Object.fromEntries(operationsOf(readFileSync(path.join(root, file), 'utf8'), file).map((operation) => [operation.name, operation.id]));
 }
 
 function sha256(text: string): string {

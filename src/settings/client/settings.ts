@@ -4,64 +4,13 @@
  * development, pasted into the form (the server prints one at start).
  */
 
-interface Episode {
-  leftAtNs: string;
-  leftAt: string | null;
-  rejoinedAtNs: string | null;
-  /** A decimal string: exact at any size. */
-  gatedSignalTotal: string;
-}
+import { SettingsClient, SettingsClientError, type LeaveEpisode as Episode, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
 
-interface Membership {
-  userId: string;
-  status: 'ACTIVE' | 'LEFT';
-  leftAtNs: string | null;
-  leftAt: string | null;
-  leaveCount: number;
-  /** The newest page of leaves, oldest first. */
-  history: Episode[];
-}
-
-interface PurgeReceipt {
-  purgeId: string;
-  status: 'RUNNING' | 'FINISHED';
-  boundaryNs: string;
-  finishedAt: string | null;
-  removedSoFar: number;
-  weightRemoved: number;
-  foundNothing: boolean;
-  targets: { target: string; entries: number; weight: number }[];
-}
-
-interface GraphQLError {
-  message: string;
-  extensions?: { code?: string; requestId?: string };
-}
-
-class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-  ) {
-    super(message);
-  }
-}
-
-/** The operations of operations.graphql, sent by hash. */
-type Operation = 'SettingsLeave' | 'SettingsRejoin' | 'SettingsWatch' | 'SettingsOlderLeaves' | 'SettingsLatestPurge' | 'SettingsPurge';
-
-const PURGE_POLL_MS = 1000;
+const PURGE_RETRY_MS = 1000;
 const TOKEN_KEY = 'community-layer-token';
 const root = document.documentElement;
 const endpoint = new URL(root.dataset['api'] ?? '/graphql', location.href).toString();
 const parentOrigins = (root.dataset['parentOrigins'] ?? '').split(' ').filter(Boolean);
-/** Operation name → trusted-document hash (operations.graphql, hashed at build time; the server fills this in). */
-const documents = JSON.parse(root.dataset['documents'] ?? '{}') as Partial<Record<Operation, string>>;
-
-/** A request body naming a trusted document by its hash instead of sending its text. */
-function operationBody(name: Operation, variables: Record<string, unknown> = {}): string {
-  return JSON.stringify({ operationName: name, variables, extensions: { persistedQuery: { version: 1, sha256Hash: documents[name] } } });
-}
 
 const element = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const view = {
@@ -91,11 +40,12 @@ const view = {
 };
 
 let token: string | null = null;
-let stream: AbortController | null = null;
-let retryDelay = 500;
-/** The boundary shown while LEFT (null while ACTIVE), and the pending receipt poll. */
+const client = new SettingsClient({ url: endpoint, token: () => token ?? '' });
+let closeStream: (() => void) | null = null;
+/** The boundary shown while LEFT (null while ACTIVE); a running purge's progress stream, or a retry of reading its receipt. */
 let boundaryNs: string | null = null;
-let purgePoll: ReturnType<typeof setTimeout> | null = null;
+let purgeRetry: ReturnType<typeof setTimeout> | null = null;
+let closePurgeProgress: (() => void) | null = null;
 /** Every leave shown, by leftAtNs: the newest page from each update plus the older pages asked for. */
 const episodes = new Map<string, Episode>();
 
@@ -122,10 +72,7 @@ function render(membership: Membership): void {
   boundaryNs = left ? membership.leftAtNs : null;
   view.purge.hidden = !left;
   if (newlyLeft) void loadPurge();
-  if (!left && purgePoll !== null) {
-    clearTimeout(purgePoll);
-    purgePoll = null;
-  }
+  if (!left) stopFollowingPurge();
   const oldest = membership.history[0];
   // Older pages stay shown while the newest page still joins them; after a gap (many leaves since
   // the last update) or a deletion, start again from the newest page.
@@ -150,29 +97,44 @@ async function showOlder(): Promise<void> {
   const oldest = [...episodes.keys()].reduce((x, y) => (BigInt(y) < BigInt(x) ? y : x));
   view.older.disabled = true;
   try {
-    const page = (await request('SettingsOlderLeaves', { before: oldest })) as unknown as Pick<Membership, 'leaveCount' | 'history'>;
+    const page = await client.olderLeaves(oldest);
     addEpisodes(page.history, page.leaveCount);
     showError(null);
     (view.older.hidden ? view.historyTable : view.older).focus();
   } catch (error) {
     showError(explain(error));
-    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+    if (error instanceof SettingsClientError && error.code === 'UNAUTHENTICATED') askForToken();
   } finally {
     view.older.disabled = false;
   }
 }
 
-/** The newest receipt; polled while its purge runs. */
+/** The newest receipt; followed live while its purge runs. */
 async function loadPurge(): Promise<void> {
-  if (purgePoll !== null) clearTimeout(purgePoll);
-  purgePoll = null;
+  stopFollowingPurge();
   try {
-    const receipts = (await request('SettingsLatestPurge')) as unknown as PurgeReceipt[];
-    showPurge(receipts[0] ?? null);
+    showPurge(await client.latestPurge());
   } catch (error) {
     showError(explain(error));
-    if (boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+    if (boundaryNs !== null) purgeRetry = setTimeout(() => void loadPurge(), PURGE_RETRY_MS);
   }
+}
+
+/** The running purge's progress, until it has FINISHED (the stream then completes by itself). */
+function followPurge(): void {
+  closePurgeProgress = client.watchPurge({
+    next: showPurge,
+    error: (error) => error.retryable || showError(explain(error)),
+    state: (state) => {
+      if (state === 'stopped') closePurgeProgress = null;
+    },
+  });
+}
+
+function stopFollowingPurge(): void {
+  if (purgeRetry !== null) clearTimeout(purgeRetry);
+  purgeRetry = null;
+  closePurgeProgress?.();
 }
 
 function showPurge(receipt: PurgeReceipt | null): void {
@@ -201,7 +163,7 @@ function showPurge(receipt: PurgeReceipt | null): void {
       return row;
     }),
   );
-  if (running && boundaryNs !== null) purgePoll = setTimeout(() => void loadPurge(), PURGE_POLL_MS);
+  if (running && boundaryNs !== null && closePurgeProgress === null) followPurge();
 }
 
 function isoToNs(iso: string): string {
@@ -211,13 +173,13 @@ function isoToNs(iso: string): string {
 async function startPurge(): Promise<void> {
   view.purgeStart.disabled = true;
   try {
-    const receipt = (await request('SettingsPurge')) as unknown as PurgeReceipt;
+    const receipt = await client.purge();
     showError(null);
     showPurge(receipt);
     view.purgeReceipt.focus();
   } catch (error) {
     showError(explain(error));
-    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+    if (error instanceof SettingsClientError && error.code === 'UNAUTHENTICATED') askForToken();
   } finally {
     view.purgeStart.disabled = false;
   }
@@ -252,7 +214,7 @@ function showError(message: string | null): void {
 }
 
 function explain(error: unknown): string {
-  if (error instanceof ApiError) {
+  if (error instanceof SettingsClientError && error.code !== 'NETWORK') {
     if (error.code === 'UNAUTHENTICATED') return 'Your sign-in has expired or is not valid. Sign in again to manage this setting.';
     if (error.code === 'FORBIDDEN') return 'This account may not change this setting.';
     if (error.code === 'PURGE_IN_PROGRESS') return 'Your past contributions are still being removed. You can rejoin when that has finished.';
@@ -263,114 +225,41 @@ function explain(error: unknown): string {
   return 'Cannot reach the service. Check your connection; the page retries by itself.';
 }
 
-async function request(operation: Operation, variables: Record<string, unknown> = {}): Promise<Membership> {
-  let response: Response;
-  try {
-    response = await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: operationBody(operation, variables),
-    });
-  } catch {
-    throw new ApiError('network', 'NETWORK');
-  }
-  const body = (await response.json().catch(() => ({}))) as { data?: Record<string, Membership>; errors?: GraphQLError[] };
-  const failure = body.errors?.[0];
-  if (failure) throw new ApiError(failure.message, failure.extensions?.code ?? 'ERROR');
-  const result = body.data && Object.values(body.data)[0];
-  if (!result) throw new ApiError(`HTTP ${response.status}`, 'ERROR');
-  return result;
-}
-
-async function act(operation: Operation, button: HTMLButtonElement, focusAfter: () => HTMLElement): Promise<void> {
+async function act(change: () => Promise<Membership>, button: HTMLButtonElement, focusAfter: () => HTMLElement): Promise<void> {
   button.disabled = true;
   try {
-    render(await request(operation));
+    render(await change());
     showError(null);
     focusAfter().focus();
   } catch (error) {
     showError(explain(error));
-    if (error instanceof ApiError && error.code === 'UNAUTHENTICATED') askForToken();
+    if (error instanceof SettingsClientError && error.code === 'UNAUTHENTICATED') askForToken();
   } finally {
     button.disabled = false;
   }
 }
 
-/** The live feed: GraphQL over server-sent events, read from a fetch stream (it carries the token). */
-async function follow(): Promise<void> {
-  stream?.abort();
-  const controller = new AbortController();
-  stream = controller;
-  view.live.textContent = 'Live updates: connecting…';
-  root.dataset['live'] = 'connecting';
-  try {
-    const response = await fetch(endpoint, {
-      method: 'POST',
-      signal: controller.signal,
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` },
-      body: operationBody('SettingsWatch'),
-    });
-    if (!response.ok || !response.body) {
-      // A refusal (e.g. TOO_MANY_SUBSCRIPTIONS) still carries its GraphQL error as an event.
-      const failure = eventError(await response.text().catch(() => ''));
-      throw new ApiError(failure?.message ?? `HTTP ${response.status}`, failure?.extensions?.code ?? 'ERROR');
-    }
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let boundary: number;
-      while ((boundary = buffer.indexOf('\n\n')) >= 0) {
-        onEvent(buffer.slice(0, boundary));
-        buffer = buffer.slice(boundary + 2);
-      }
-    }
-    throw new ApiError('stream ended', 'NETWORK');
-  } catch (error) {
-    if (controller.signal.aborted) return;
-    root.dataset['live'] = 'off';
-    if (error instanceof ApiError && (error.code === 'UNAUTHENTICATED' || error.code === 'FORBIDDEN')) {
+/** The live feed: the client reconnects by itself after anything retryable. */
+function follow(): void {
+  closeStream?.();
+  closeStream = client.watchStatus({
+    next(membership) {
+      render(membership);
+      showError(null);
+    },
+    state(state) {
+      root.dataset['live'] = state === 'live' ? 'on' : state === 'connecting' ? 'connecting' : 'off';
+      view.live.textContent = { connecting: 'Live updates: connecting…', live: 'Live updates: on.', reconnecting: 'Live updates: reconnecting…', stopped: 'Live updates: stopped.' }[state];
+    },
+    error(error) {
+      if (error.code === 'TOO_MANY_SUBSCRIPTIONS') showError(explain(error));
+      if (error.code !== 'UNAUTHENTICATED' && error.code !== 'FORBIDDEN') return;
       // The server ends the stream when the token expires; the embedding app may hand over a new one.
-      view.live.textContent = 'Live updates: stopped.';
       showError(explain(error));
       askForToken();
       if (error.code === 'UNAUTHENTICATED') requestToken();
-      return;
-    }
-    if (error instanceof ApiError && error.code === 'TOO_MANY_SUBSCRIPTIONS') showError(explain(error));
-    view.live.textContent = 'Live updates: reconnecting…';
-    setTimeout(() => void follow(), retryDelay);
-    retryDelay = Math.min(retryDelay * 2, 15_000);
-  }
-}
-
-type EventMessage = { data?: { communityLayerStatusChanged: Membership }; errors?: GraphQLError[] };
-
-function eventMessage(block: string): EventMessage | null {
-  const data = /^data: ?(.*)$/m.exec(block)?.[1];
-  return data ? (JSON.parse(data) as EventMessage) : null;
-}
-
-function eventError(body: string): GraphQLError | undefined {
-  return body
-    .split('\n\n')
-    .map((block) => eventMessage(block)?.errors?.[0])
-    .find(Boolean);
-}
-
-function onEvent(block: string): void {
-  const message = eventMessage(block);
-  if (!message) return;
-  const failure = message.errors?.[0];
-  if (failure) throw new ApiError(failure.message, failure.extensions?.code ?? 'ERROR');
-  if (!message.data) return;
-  render(message.data.communityLayerStatusChanged);
-  showError(null);
-  retryDelay = 500;
-  view.live.textContent = 'Live updates: on.';
-  root.dataset['live'] = 'on';
+    },
+  });
 }
 
 function askForToken(): void {
@@ -391,7 +280,7 @@ function useToken(value: string): void {
   sessionStorage.setItem(TOKEN_KEY, token);
   view.tokenForm.hidden = true;
   showError(null);
-  void follow();
+  follow();
 }
 
 function initialToken(): string | null {
@@ -406,7 +295,7 @@ function initialToken(): string | null {
 view.leave.addEventListener('click', () => view.confirm.showModal());
 view.confirm.addEventListener('close', () => {
   if (view.confirm.returnValue === 'confirm') {
-    void act('SettingsLeave', view.leave, () => view.rejoin);
+    void act(() => client.leave(), view.leave, () => view.rejoin);
   } else {
     view.leave.focus();
   }
@@ -420,7 +309,7 @@ view.confirmPurge.addEventListener('close', () => {
   else view.purgeStart.focus();
 });
 view.older.addEventListener('click', () => void showOlder());
-view.rejoin.addEventListener('click', () => void act('SettingsRejoin', view.rejoin, () => view.leave));
+view.rejoin.addEventListener('click', () => void act(() => client.rejoin(), view.rejoin, () => view.leave));
 view.tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();
   if (view.tokenInput.value.trim()) useToken(view.tokenInput.value);
