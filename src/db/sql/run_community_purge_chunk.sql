@@ -2,8 +2,8 @@
 -- One chunk of one running purge, all in the caller's single transaction: claims the oldest
 -- running purge no other worker holds (FOR UPDATE SKIP LOCKED), takes the next p_limit forwarded
 -- signals of its user below its boundary after the cursor, deletes their cohort entries, subtracts
--- exactly those counts and weights from the aggregates (a delta row in this connection's shard;
--- readers sum shards), adds them to the receipt and moves the cursor. The signals themselves are
+-- exactly those counts and weights from the aggregates (a delta row in a shard of this
+-- connection's, readers sum shards), adds them to the receipt and moves the cursor. The signals themselves are
 -- not written (they are the user's own record): the cursor is the purge's watermark, and the
 -- `contribution` view leaves out a user's signals at or below any of their purges' cursors
 -- (migration 0015). A crash rolls all of it back; a committed chunk is never taken again (the
@@ -13,13 +13,15 @@
 -- Cohort entries exist only for forwarded signals, with their signal's (user_id, at_ns, id)
 -- (ingest_signals), so the user's cohort entries keyed in (cursor, last picked] are exactly the
 -- picked signals' entries: one range of the key (migration 0010), not a lookup per signal.
+-- Purge shards are 32…63, beside ingest_signals' 0…31 (pg_backend_pid() % 32): a chunk holds its
+-- aggregate rows' locks until it commits, and no other user's signal waits on them.
 -- Returns nothing when no purge is waiting.
 CREATE OR REPLACE FUNCTION run_community_purge_chunk(p_limit int,
   OUT purge_id bigint, OUT user_id u64, OUT finished boolean, OUT removed_so_far bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   p community_purge;
-  v_shard int2 := (pg_backend_pid() % 32)::int2;
+  v_shard int2 := (32 + pg_backend_pid() % 32)::int2;
   v_signals int;
   v_entries bigint;
   v_weight numeric;
