@@ -638,7 +638,7 @@ CREATE OR REPLACE FUNCTION public.run_community_purge_chunk(p_limit integer, OUT
 AS $function$
 DECLARE
   p community_purge;
-  v_shard int2 := (pg_backend_pid() % 32)::int2;
+  v_shard int2 := (32 + pg_backend_pid() % 32)::int2;
   v_signals int;
   v_entries bigint;
   v_weight numeric;
