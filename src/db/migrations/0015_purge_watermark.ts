@@ -10,9 +10,12 @@ import { applySqlFiles } from './sql-files.js';
  * (boundary_ns - 1, max), i.e. every signal with at_ns below the boundary (checked below).
  *
  * Exact because a user's forwarded signals after a rejoin are stamped at or above the rejoin
- * (ingest_signals), which is above the leave that bounded the purge, and no purge runs while its
- * user can be forwarded (community_membership_purge_guard): a watermark never covers a later
- * contribution. A signal at the boundary's nanosecond is not below it and stays.
+ * (ingest_signals: at least the row's rejoined_at_ns), which is above the leave that bounded the
+ * purge, and no purge runs while its user can be forwarded (community_membership_purge_guard): a
+ * watermark never covers a later contribution. A signal at the boundary's nanosecond is not below
+ * it and stays. One way around it remains: a membership row erased after the rejoin leaves
+ * ingest_signals only the clock, so a database clock stepped back past the boundary would stamp a
+ * new contribution below it (the fence for that belongs in ingest_signals, as leave has it).
  *
  * Rows already marked: finished purges' cursors move to their boundary, then the migration
  * checks that the watermarks hide exactly the marked signals (and refuses to go on otherwise)
