@@ -81,6 +81,7 @@ CREATE TABLE community_purge (
   cursor_at_ns bigint NOT NULL,
   cursor_signal_id bigint NOT NULL,
   CONSTRAINT community_purge_pkey PRIMARY KEY (id),
+  CONSTRAINT finished_at_boundary CHECK (((status <> 'FINISHED'::purge_status) OR ((cursor_at_ns = (boundary_ns - 1)) AND (cursor_signal_id = '9223372036854775807'::bigint)))),
   CONSTRAINT finished_at_iff_finished CHECK (((status = 'FINISHED'::purge_status) = (finished_at IS NOT NULL)))
 );
 
@@ -141,7 +142,6 @@ CREATE TABLE signal (
   at_ns bigint NOT NULL,
   forwarded boolean NOT NULL,
   event_id text,
-  purge_id bigint,
   CONSTRAINT signal_event_id_length CHECK (((char_length(event_id) >= 1) AND (char_length(event_id) <= 128))),
   CONSTRAINT signal_pkey PRIMARY KEY (user_id, at_ns, id)
 );
@@ -239,7 +239,9 @@ CREATE VIEW contribution AS SELECT s.user_id,
     s.weight_micros,
     s.at_ns
    FROM signal s
-  WHERE (s.forwarded AND (s.purge_id IS NULL))
+  WHERE (s.forwarded AND (NOT (EXISTS ( SELECT 1
+           FROM community_purge p
+          WHERE (((p.user_id)::numeric = (s.user_id)::numeric) AND (ROW(s.at_ns, s.id) <= ROW(p.cursor_at_ns, p.cursor_signal_id)))))))
 UNION ALL
  SELECT c.user_id,
     c.signal_id,
@@ -607,11 +609,12 @@ BEGIN
   -- Every earlier purge finished, so everything below its boundary is already gone: start there.
   v_from := coalesce((SELECT max(p.boundary_ns) FROM community_purge p WHERE p.user_id = p_user), 0);
   INSERT INTO community_purge (user_id, boundary_ns, from_ns, cursor_at_ns, cursor_signal_id, status, finished_at)
-  SELECT p_user, m.left_at_ns, v_from, v_from - 1, 9223372036854775807, x.status,
+  SELECT p_user, m.left_at_ns, v_from,
+         CASE WHEN x.status = 'FINISHED' THEN m.left_at_ns ELSE v_from END - 1, 9223372036854775807, x.status,
          CASE WHEN x.status = 'FINISHED' THEN now() END
     FROM (SELECT CASE WHEN EXISTS (
             SELECT 1 FROM signal s
-             WHERE s.user_id = p_user AND s.forwarded AND s.purge_id IS NULL
+             WHERE s.user_id = p_user AND s.forwarded
                AND s.at_ns >= v_from AND s.at_ns < m.left_at_ns)
           THEN 'RUNNING'::purge_status ELSE 'FINISHED'::purge_status END AS status) x
   RETURNING id INTO purge_id;
@@ -635,7 +638,7 @@ CREATE OR REPLACE FUNCTION public.run_community_purge_chunk(p_limit integer, OUT
 AS $function$
 DECLARE
   p community_purge;
-  v_shard int2 := (pg_backend_pid() % 32)::int2;
+  v_shard int2 := (32 + pg_backend_pid() % 32)::int2;
   v_signals int;
   v_entries bigint;
   v_weight numeric;
@@ -648,19 +651,20 @@ BEGIN
   END IF;
   WITH picked AS MATERIALIZED (
     SELECT s.id, s.item_id, s.weight_micros, s.at_ns FROM signal s
-     WHERE s.user_id = p.user_id AND s.forwarded AND s.purge_id IS NULL AND s.at_ns < p.boundary_ns
+     WHERE s.user_id = p.user_id AND s.forwarded AND s.at_ns < p.boundary_ns
        AND (s.at_ns, s.id) > (p.cursor_at_ns, p.cursor_signal_id)
      ORDER BY s.at_ns, s.id
      LIMIT p_limit
-  ), marked AS (
-    UPDATE signal s SET purge_id = p.id FROM picked WHERE s.user_id = p.user_id AND s.at_ns = picked.at_ns AND s.id = picked.id
-    RETURNING s.item_id, s.weight_micros
+  ), last AS MATERIALIZED (
+    SELECT pk.at_ns, pk.id FROM picked pk ORDER BY pk.at_ns DESC, pk.id DESC LIMIT 1
   ), unlinked AS (
-    DELETE FROM cohort_contribution c USING picked
-     WHERE c.user_id = p.user_id AND c.at_ns = picked.at_ns AND c.signal_id = picked.id
+    DELETE FROM cohort_contribution c
+     WHERE c.user_id = p.user_id
+       AND (c.at_ns, c.signal_id) > (p.cursor_at_ns, p.cursor_signal_id)
+       AND (c.at_ns, c.signal_id) <= (SELECT l.at_ns, l.id FROM last l)
     RETURNING c.cohort_id, c.item_id, c.weight_micros
   ), removed AS (
-    SELECT '' AS target, m.item_id, count(*) AS n, sum(m.weight_micros) AS w FROM marked m GROUP BY m.item_id
+    SELECT '' AS target, pk.item_id, count(*) AS n, sum(pk.weight_micros) AS w FROM picked pk GROUP BY pk.item_id
     UNION ALL
     SELECT u.cohort_id, u.item_id, count(*), sum(u.weight_micros) FROM unlinked u GROUP BY u.cohort_id, u.item_id
   ), community AS (
@@ -684,17 +688,16 @@ BEGIN
   SELECT (SELECT count(*) FROM picked),
          (SELECT coalesce(sum(r.n), 0) FROM removed r),
          (SELECT coalesce(sum(r.w), 0) FROM removed r),
-         last.at_ns, last.id
+         l.at_ns, l.id
     INTO v_signals, v_entries, v_weight, v_last_at, v_last_id
-    FROM (SELECT 1) one
-    LEFT JOIN LATERAL (SELECT pk.at_ns, pk.id FROM picked pk ORDER BY pk.at_ns DESC, pk.id DESC LIMIT 1) last ON true;
+    FROM (SELECT 1) one LEFT JOIN last l ON true;
   finished := v_signals < p_limit;
   UPDATE community_purge c
      SET removed_so_far = c.removed_so_far + v_entries,
          weight_micros_removed = c.weight_micros_removed + v_weight,
          chunks = c.chunks + CASE WHEN v_signals > 0 THEN 1 ELSE 0 END,
-         cursor_at_ns = coalesce(v_last_at, c.cursor_at_ns),
-         cursor_signal_id = coalesce(v_last_id, c.cursor_signal_id),
+         cursor_at_ns = CASE WHEN finished THEN c.boundary_ns - 1 ELSE coalesce(v_last_at, c.cursor_at_ns) END,
+         cursor_signal_id = CASE WHEN finished THEN 9223372036854775807 ELSE coalesce(v_last_id, c.cursor_signal_id) END,
          status = CASE WHEN finished THEN 'FINISHED'::purge_status ELSE c.status END,
          finished_at = CASE WHEN finished THEN now() ELSE NULL END
    WHERE c.id = p.id

@@ -1,4 +1,5 @@
 import type { App } from '../../src/app.js';
+import type pg from 'pg';
 import type { Case } from '../case.js';
 import { graphql } from '../cluster.js';
 import { ms, num } from '../format.js';
@@ -13,8 +14,10 @@ const COHORTS = 10;
  * One user with `purgeEntries` ledger entries (half community, half one cohort each), made with
  * generate_series. The purge (request → FINISHED, default chunking) against one raw statement that
  * deletes the same rows with RETURNING and subtracts them from the aggregates (run in a transaction
- * and rolled back, so the purge finds the same rows). Meanwhile other users send single signals to
- * the same items: their p99 during the purge against at rest.
+ * and rolled back, so the purge finds the same rows). Other users send single signals to the same
+ * items during the purge, and during the raw statement the ratio is taken against (on two cores
+ * that traffic takes a share the raw statement alone at rest does not pay; its time at rest is
+ * shown too); their p99 during the purge against at rest.
  */
 export const purge: Case = {
   labels: [LABEL],
@@ -39,26 +42,12 @@ export const purge: Case = {
     await graphql(app, cluster.token, `mutation ($u: UInt64) { leaveCommunityLayer(userId: $u) { leftAtNs } }`, { u: USER });
     await db.query('VACUUM ANALYZE');
 
-    const rawStarted = performance.now();
-    await db.query('BEGIN');
-    await db.query(
-      `WITH s AS (
-         DELETE FROM signal WHERE user_id = $1 AND forwarded RETURNING item_id, weight_micros
-       ), c AS (
-         DELETE FROM cohort_contribution WHERE user_id = $1 RETURNING cohort_id, item_id, weight_micros
-       ), sa AS (
-         UPDATE community_item_aggregate a SET signal_count = a.signal_count - d.n, weight_micros_sum = a.weight_micros_sum - d.w
-           FROM (SELECT item_id, count(*) AS n, sum(weight_micros) AS w FROM s GROUP BY item_id) d
-          WHERE a.item_id = d.item_id AND a.shard = 99
-       )
-       UPDATE cohort_item_aggregate a SET signal_count = a.signal_count - d.n, weight_micros_sum = a.weight_micros_sum - d.w
-         FROM (SELECT cohort_id, item_id, count(*) AS n, sum(weight_micros) AS w FROM c GROUP BY 1, 2) d
-        WHERE a.cohort_id = d.cohort_id AND a.item_id = d.item_id AND a.shard = 99`,
-      [USER],
-    );
-    const rawMs = performance.now() - rawStarted;
-    await db.query('ROLLBACK');
-    await db.query('VACUUM ANALYZE');
+    // The raw statement twice: at rest, and under the same single-signal traffic the purge runs with.
+    const rawAtRestMs = await rawDelete(db);
+    let rawMs = 0;
+    await singleSignals(app, cluster.token, async () => {
+      rawMs = await rawDelete(db);
+    });
 
     const rest = await singleSignals(app, cluster.token, async () => new Promise((resolve) => setTimeout(resolve, sizes.durationSec * 1000)));
     let purgeMs = 0;
@@ -83,11 +72,11 @@ export const purge: Case = {
       {
         case: LABEL,
         figure: `${num(removed)} entries in ${ms(purgeMs)}; signal p99 ${ms(during.p99)} during vs ${ms(rest.p99)} at rest`,
-        ceiling: `raw ${ms(rawMs)}`,
+        ceiling: `raw ${ms(rawMs)} under the same traffic (${ms(rawAtRestMs)} at rest: ${(purgeMs / rawAtRestMs).toFixed(2)})`,
         ratio,
         target: '≤ 2.0',
         met: ratio <= 2 && verified && removed === signals * 2,
-        details: { entries: signals * 2, removed, purgeMs, rawMs, consistent: verified, signalAtRest: rest, signalDuringPurge: during },
+        details: { entries: signals * 2, removed, purgeMs, rawMs, rawAtRestMs, consistent: verified, signalAtRest: rest, signalDuringPurge: during },
       },
     ];
   },
@@ -114,4 +103,33 @@ async function singleSignals(app: App, token: string, during: () => Promise<void
     await Promise.allSettled(callers);
   }
   return summarize(latencies);
+}
+
+/**
+ * One statement deleting the user's ledger rows (their forwarded signals too, which the purge keeps)
+ * with RETURNING and subtracting them from the aggregates; rolled back, so the purge finds the same
+ * rows. Its time in ms.
+ */
+async function rawDelete(db: pg.Client): Promise<number> {
+  const started = performance.now();
+  await db.query('BEGIN');
+  await db.query(
+    `WITH s AS (
+       DELETE FROM signal WHERE user_id = $1 AND forwarded RETURNING item_id, weight_micros
+     ), c AS (
+       DELETE FROM cohort_contribution WHERE user_id = $1 RETURNING cohort_id, item_id, weight_micros
+     ), sa AS (
+       UPDATE community_item_aggregate a SET signal_count = a.signal_count - d.n, weight_micros_sum = a.weight_micros_sum - d.w
+         FROM (SELECT item_id, count(*) AS n, sum(weight_micros) AS w FROM s GROUP BY item_id) d
+        WHERE a.item_id = d.item_id AND a.shard = 99
+     )
+     UPDATE cohort_item_aggregate a SET signal_count = a.signal_count - d.n, weight_micros_sum = a.weight_micros_sum - d.w
+       FROM (SELECT cohort_id, item_id, count(*) AS n, sum(weight_micros) AS w FROM c GROUP BY 1, 2) d
+      WHERE a.cohort_id = d.cohort_id AND a.item_id = d.item_id AND a.shard = 99`,
+    [USER],
+  );
+  const ms = performance.now() - started;
+  await db.query('ROLLBACK');
+  await db.query('VACUUM ANALYZE');
+  return ms;
 }

@@ -1,0 +1,256 @@
+import fc from 'fast-check';
+import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { migrations } from '../src/db/migrations/index.js';
+import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
+import { aggregateMismatches } from './support/invariants.js';
+
+/**
+ * A purge's cursor is its watermark (migration 0015): the `contribution` view hides a user's
+ * forwarded signals at or below it. Generated histories of signals (several per call, so several
+ * share a nanosecond), leaves, rejoins, purge requests and chunks of random sizes, some rolled back
+ * as a crash would, against a model that knows only which signals each purge must take, in order.
+ * After every step: the view holds exactly the model's contributions, every signal is kept and the
+ * aggregates equal the ledger. `MODEL_RUNS` raises the number of histories.
+ */
+const RUNS = Number(process.env.MODEL_RUNS ?? 15);
+
+type Step =
+  | { t: 'send'; n: number; cohorts: number }
+  | { t: 'leave' }
+  | { t: 'rejoin' }
+  | { t: 'purge' }
+  | { t: 'chunk'; size: number; crash: boolean };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ t: fc.constant('send' as const), n: fc.integer({ min: 1, max: 6 }), cohorts: fc.integer({ min: 0, max: 2 }) }) },
+  { weight: 2, arbitrary: fc.constant({ t: 'leave' as const }) },
+  { weight: 1, arbitrary: fc.constant({ t: 'rejoin' as const }) },
+  { weight: 2, arbitrary: fc.constant({ t: 'purge' as const }) },
+  { weight: 4, arbitrary: fc.record({ t: fc.constant('chunk' as const), size: fc.integer({ min: 1, max: 3 }), crash: fc.boolean() }) },
+);
+
+const send = (n: number, cohorts = 1): Step => ({ t: 'send', n, cohorts });
+const chunk = (size: number, crash = false): Step => ({ t: 'chunk', size, crash });
+/**
+ * Always run: a chunk ending inside a call's nanosecond, a crashed chunk, a refused rejoin, a
+ * purge that finds nothing, signals after a rejoin below no watermark, a re-purge after a later
+ * leave, and a second rejoin, leave and purge.
+ */
+const EXAMPLE: Step[] = [
+  send(5, 2), { t: 'leave' }, send(2), { t: 'purge' }, chunk(2), chunk(2, true), { t: 'rejoin' }, chunk(3), { t: 'purge' },
+  { t: 'rejoin' }, send(4), { t: 'leave' }, { t: 'purge' }, chunk(1), { t: 'leave' }, chunk(3), chunk(1),
+  { t: 'rejoin' }, send(3, 0), { t: 'leave' }, { t: 'purge' }, chunk(3),
+];
+
+let app: App;
+let db: pg.Client;
+let nextUser = 9_100;
+
+beforeAll(async () => {
+  const url = await freshDatabase();
+  // The test runs the chunks itself: the app's worker never polls.
+  app = await startApp(url, { PURGE_POLL_MS: '3600000' });
+  db = await sqlClient(url);
+});
+
+afterAll(async () => {
+  await db?.end();
+  await app?.stop();
+});
+
+interface Model {
+  user: string;
+  left: boolean;
+  /** Forwarded signals (id → cohort entries), and the ones purged. */
+  forwarded: Map<string, number>;
+  purged: Set<string>;
+  /** The running purge's signals still to take, in (at_ns, id) order; null when none runs. */
+  pending: string[] | null;
+  sent: number;
+}
+
+async function step(model: Model, s: Step): Promise<void> {
+  const { user } = model;
+  if (s.t === 'send') {
+    const inputs = Array.from({ length: s.n }, (_, i) => ({
+      userId: user,
+      // Items of this history only, so a failure shows in the history that caused it.
+      itemId: `wm-${user}-${i % 3}`,
+      kind: 'LIKE',
+      weight: i + 1,
+      context: { cohortIds: ['c1', 'c2'].slice(0, s.cohorts) },
+    }));
+    const response = await gql<{ signals: { signalId: string; forwarded: boolean }[] }>(
+      app,
+      `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId forwarded } }`,
+      { inputs },
+    );
+    expect(response.errors).toBeUndefined();
+    for (const signal of response.data!.signals) {
+      expect(signal.forwarded).toBe(!model.left);
+      if (signal.forwarded) model.forwarded.set(signal.signalId, s.cohorts);
+    }
+    model.sent += s.n;
+  } else if (s.t === 'leave') {
+    expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { status } }`)).errors).toBeUndefined();
+    model.left = true;
+  } else if (s.t === 'rejoin') {
+    const response = await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`);
+    if (model.pending) {
+      expect(response.errors?.[0]?.extensions?.code).toBe('PURGE_IN_PROGRESS');
+    } else {
+      expect(response.errors).toBeUndefined();
+      model.left = false;
+    }
+  } else if (s.t === 'purge') {
+    const request = db.query(`SELECT * FROM request_community_purge($1)`, [user]);
+    if (!model.left) {
+      await expect(request).rejects.toMatchObject({ code: 'CLP01' });
+    } else {
+      const { rows } = await request;
+      expect(rows[0].created).toBe(model.pending === null);
+      if (model.pending === null) {
+        const { rows: order } = await db.query(`SELECT id::text FROM signal WHERE user_id = $1 AND forwarded ORDER BY at_ns, id`, [user]);
+        const pending = order.map((row) => row.id as string).filter((id) => !model.purged.has(id));
+        model.pending = pending.length > 0 ? pending : null;
+      }
+    }
+  } else {
+    await db.query('BEGIN');
+    const { rows } = await db.query(`SELECT * FROM run_community_purge_chunk($1)`, [s.size]);
+    await db.query(s.crash ? 'ROLLBACK' : 'COMMIT');
+    expect(rows[0].purge_id !== null).toBe(model.pending !== null);
+    if (model.pending && !s.crash) {
+      const taken = model.pending.splice(0, s.size);
+      for (const id of taken) model.purged.add(id);
+      expect(rows[0].finished).toBe(taken.length < s.size);
+      if (taken.length < s.size) model.pending = null;
+    }
+  }
+  await check(model);
+}
+
+async function check(model: Model): Promise<void> {
+  const { rows } = await db.query(
+    `SELECT (SELECT coalesce(array_agg(signal_id::text ORDER BY signal_id), '{}') FROM contribution WHERE user_id = $1 AND cohort_id IS NULL) AS community,
+            (SELECT count(*)::int FROM contribution WHERE user_id = $1 AND cohort_id IS NOT NULL) AS cohort,
+            (SELECT count(*)::int FROM signal WHERE user_id = $1) AS signals`,
+    [model.user],
+  );
+  const remaining = [...model.forwarded].filter(([id]) => !model.purged.has(id));
+  expect(rows[0].community).toEqual(remaining.map(([id]) => id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)));
+  expect(rows[0].cohort).toBe(remaining.reduce((sum, [, cohorts]) => sum + cohorts, 0));
+  expect(rows[0].signals).toBe(model.sent);
+  expect((await aggregateMismatches(db)).filter((row: any) => row.item_id.startsWith(`wm-${model.user}-`))).toEqual([]);
+}
+
+describe('purge watermark, model-based', () => {
+  it('hides exactly the purged contributions through leaves, rejoins, re-purges and rolled-back chunks', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 24 }), async (steps) => {
+        const model: Model = { user: String(nextUser++), left: false, forwarded: new Map(), purged: new Set(), pending: null, sent: 0 };
+        for (const s of steps) await step(model, s);
+        // Finish what is running, so the next history starts with no purge waiting.
+        while (model.pending) await step(model, { t: 'chunk', size: 4, crash: false });
+      }),
+      { numRuns: RUNS, examples: [[EXAMPLE]] },
+    );
+  }, 120_000);
+
+  it('a boundary is exclusive: a signal at its nanosecond stays until a later leave’s purge', async () => {
+    const user = String(nextUser++);
+    const { rows: left } = await db.query(`SELECT left_at_ns::text FROM leave_community_layer($1)`, [user]);
+    const boundary = BigInt(left[0].left_at_ns);
+    // Rows written by SQL beside the functions, one just below the boundary and one at it, each with
+    // its aggregate so the ledger and the aggregates agree.
+    await db.query(
+      `WITH s AS (
+         INSERT INTO signal (id, user_id, item_id, kind, weight_micros, cohort_ids, at_ns, forwarded)
+         SELECT nextval('signal_id_seq'), $1, 'wm-edge', 'LIKE', 1000000, '{}', u.at_ns, true FROM unnest($2::bigint[]) AS u(at_ns)
+         RETURNING item_id, weight_micros)
+       INSERT INTO community_item_aggregate (item_id, shard, signal_count, weight_micros_sum)
+       SELECT item_id, 99, count(*), sum(weight_micros) FROM s GROUP BY item_id`,
+      [user, [String(boundary), String(boundary - 1n)]],
+    );
+    const visible = async () =>
+      (await db.query(`SELECT at_ns::text FROM contribution WHERE user_id = $1 ORDER BY at_ns`, [user])).rows.map((row) => BigInt(row.at_ns));
+    const purgeAll = async () => {
+      await db.query(`SELECT request_community_purge($1)`, [user]);
+      while ((await db.query(`SELECT * FROM run_community_purge_chunk(1)`)).rows[0].purge_id !== null);
+    };
+    await purgeAll();
+    expect(await visible()).toEqual([boundary]);
+    expect(await aggregateMismatches(db)).toEqual([]);
+
+    await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`);
+    await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { status } }`);
+    await purgeAll();
+    expect(await visible()).toEqual([]);
+    expect(await aggregateMismatches(db)).toEqual([]);
+  });
+});
+
+describe('migration 0015', () => {
+  it('turns the purge_id marks of finished and running purges into watermarks, and back', async () => {
+    const url = await freshDatabase();
+    const kysely = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) });
+    const migrator = new Migrator({ db: kysely, provider: { getMigrations: async () => migrations } });
+    const client = await sqlClient(url);
+    const contributions = async () =>
+      (await client.query(`SELECT user_id::text, signal_id::text, coalesce(cohort_id, '') AS target FROM contribution ORDER BY 1, 2, 3`)).rows;
+    try {
+      expect((await migrator.migrateDown()).error).toBeUndefined();
+      // Under the old chunk: user 1001 purged to the end, user 1002 one chunk (2 of 5 signals) into a purge.
+      for (const user of ['1001', '1002']) {
+        await client.query(
+          `WITH s AS (
+             INSERT INTO signal (id, user_id, item_id, kind, weight_micros, cohort_ids, at_ns, forwarded)
+             SELECT nextval('signal_id_seq'), $1, 'mig-' || (g % 2), 'LIKE', 1000000 * g, ARRAY['k'], now_ns() - 1000000000 + g, true
+               FROM generate_series(1, 5) g
+             RETURNING id, user_id, item_id, weight_micros, at_ns),
+           c AS (INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
+                 SELECT id, 'k', user_id, item_id, weight_micros, at_ns FROM s),
+           a AS (INSERT INTO community_item_aggregate (item_id, shard, signal_count, weight_micros_sum)
+                 SELECT item_id, 99, count(*), sum(weight_micros) FROM s GROUP BY item_id
+                 ON CONFLICT (item_id, shard) DO UPDATE SET signal_count = community_item_aggregate.signal_count + excluded.signal_count,
+                   weight_micros_sum = community_item_aggregate.weight_micros_sum + excluded.weight_micros_sum)
+           INSERT INTO cohort_item_aggregate (cohort_id, item_id, shard, signal_count, weight_micros_sum)
+           SELECT 'k', item_id, 99, count(*), sum(weight_micros) FROM s GROUP BY item_id
+           ON CONFLICT (cohort_id, item_id, shard) DO UPDATE SET signal_count = cohort_item_aggregate.signal_count + excluded.signal_count,
+             weight_micros_sum = cohort_item_aggregate.weight_micros_sum + excluded.weight_micros_sum`,
+          [user],
+        );
+        await client.query(`SELECT leave_community_layer($1)`, [user]);
+        await client.query(`SELECT request_community_purge($1)`, [user]);
+        await client.query(`SELECT * FROM run_community_purge_chunk(${user === '1001' ? 10 : 2})`);
+      }
+      const { rows: marked } = await client.query(`SELECT user_id::text, count(*)::int AS n FROM signal WHERE purge_id IS NOT NULL GROUP BY 1 ORDER BY 1`);
+      expect(marked).toEqual([{ user_id: '1001', n: 5 }, { user_id: '1002', n: 2 }]);
+      const before = await contributions();
+      expect(before).toHaveLength(6);
+
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+      expect(await contributions()).toEqual(before);
+      const { rows: cursors } = await client.query(
+        `SELECT status, cursor_at_ns = boundary_ns - 1 AND cursor_signal_id = 9223372036854775807 AS at_boundary FROM community_purge ORDER BY user_id`,
+      );
+      expect(cursors).toEqual([{ status: 'FINISHED', at_boundary: true }, { status: 'RUNNING', at_boundary: false }]);
+      expect(await aggregateMismatches(client)).toEqual([]);
+      // The running purge goes on under the new chunk and ends exact.
+      while ((await client.query(`SELECT * FROM run_community_purge_chunk(2)`)).rows[0].purge_id !== null);
+      expect(await contributions()).toEqual([]);
+      expect(await aggregateMismatches(client)).toEqual([]);
+
+      expect((await migrator.migrateDown()).error).toBeUndefined();
+      const { rows: remarked } = await client.query(`SELECT user_id::text, count(*)::int AS n FROM signal WHERE purge_id IS NOT NULL GROUP BY 1 ORDER BY 1`);
+      expect(remarked).toEqual([{ user_id: '1001', n: 5 }, { user_id: '1002', n: 5 }]);
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    } finally {
+      await client.end();
+      await kysely.destroy();
+    }
+  });
+});
