@@ -1,5 +1,5 @@
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import { Kind, type DocumentNode, type ExecutionResult } from 'graphql';
 import { mapMaybePromise, type Plugin } from 'graphql-yoga';
 
 /**
@@ -9,14 +9,16 @@ import { mapMaybePromise, type Plugin } from 'graphql-yoga';
  * Subscriptions stay on Yoga's executor. What the compiled code answers without `data` never
  * started executing (variables that fail coercion, a document graphql-jit cannot compile): it runs
  * again on Yoga's executor, so request errors keep graphql-js's text, which input-errors.ts reads.
- * Goes before any plugin that wraps the execute function (tracing), or it would replace theirs.
+ * Only documents of one operation: the plugin keeps one compiled query per document, whatever
+ * `operationName` picks (GraphiQL's walk sends one document of many operations). Goes before any
+ * plugin that wraps the execute function (tracing), or it would replace theirs.
  */
 export function useCompiledExecution(): Plugin {
   const jit = useGraphQlJit({}, { onError: () => {} });
   return {
     onExecute(payload) {
       const { args, executeFn, setExecuteFn } = payload;
-      const operation = getOperationAST(args.document, args.operationName)?.operation;
+      const operation = soleOperation(args.document);
       if (operation !== 'query' && operation !== 'mutation') return;
       const fallBack: typeof setExecuteFn = (compiled) =>
         setExecuteFn((executionArgs) =>
@@ -25,4 +27,15 @@ export function useCompiledExecution(): Plugin {
       return jit.onExecute!({ ...payload, setExecuteFn: fallBack });
     },
   };
+}
+
+/** The kind of the document's only operation; undefined when it has several. */
+function soleOperation(document: DocumentNode): string | undefined {
+  let operation: string | undefined;
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    if (operation !== undefined) return undefined;
+    operation = definition.operation;
+  }
+  return operation;
 }
