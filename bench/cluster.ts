@@ -8,6 +8,7 @@ import { eventually } from '../test/support/eventually.js';
 import { postGraphQL } from '../test/support/graphql-client.js';
 import { startApp as startConfiguredApp } from '../test/support/start-app.js';
 import { databaseCpuSeconds, type DatabaseCpu } from './database-cpu.js';
+import { PRODUCTION } from './production-mode.js';
 import { startServerProcesses, type ServerProcesses } from './processes.js';
 
 const TEMPLATE = 'bench';
@@ -22,10 +23,10 @@ export interface Cluster {
   /** A token of another caller (an attacker's, say), valid for two hours. */
   tokenFor(sub: string, scope: string): Promise<string>;
   freshDatabase(): Promise<string>;
-  /** `environment`: settings beyond the defaults (e.g. a multi-host DATABASE_URL's listener timings). */
+  /** In production mode; `environment`: settings beyond the defaults (e.g. a multi-host DATABASE_URL's listener timings). */
   startApp(databaseUrl: string, options?: AppOptions, environment?: Record<string, string>): Promise<App>;
   stopApp(app: App): Promise<void>;
-  /** `count` server processes of their own (not in this event loop) on the database. */
+  /** `count` server processes of their own (not in this event loop) on the database, in production mode. */
   startProcesses(databaseUrl: string, count: number, environment?: Record<string, string>, execArgv?: string[]): Promise<ServerProcesses>;
   sqlClient(databaseUrl: string): Promise<pg.Client>;
   /** CPU seconds PostgreSQL has used so far (see database-cpu.ts). */
@@ -50,7 +51,7 @@ export async function startCluster(): Promise<Cluster> {
     tokenFor: (sub, scope) => mintToken(SECRET, { sub, scope, expiresIn: '2h' }),
     freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
     async startApp(databaseUrl, options = {}, environment = {}) {
-      const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options, environment });
+      const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options, environment: { ...PRODUCTION, ...environment } });
       apps.add(app);
       return app;
     },
@@ -63,7 +64,7 @@ export async function startCluster(): Promise<Cluster> {
         count,
         execArgv,
         entry: 'bench/server-process.ts',
-        environment: { ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
+        environment: { ...PRODUCTION, ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
       });
       processes.add(started);
       return started;

@@ -1,3 +1,5 @@
+// First: graphql-js must load in production mode.
+import { PRODUCTION } from './production-mode.js';
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../src/app.js';
 import { loadConfig, resolveConfig } from '../src/config/config.js';
@@ -16,8 +18,9 @@ export interface RestoreProbe {
 
 // Runs in a child process: the peak RSS of the bench process itself says nothing about one start.
 process.once('message', async (databaseUrl: string) => {
-  const config = loadConfig({ NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent' });
-  const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: randomBytes(32).toString('base64url') } }));
+  const secret = randomBytes(32).toString('base64url');
+  const config = loadConfig({ ...PRODUCTION, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: secret });
+  const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret } }));
   const peakRssBeforeBytes = process.resourceUsage().maxRSS * 1024;
   const started = performance.now();
   await app.start();

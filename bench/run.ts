@@ -1,3 +1,5 @@
+// First: every server the bench starts runs in production mode (see production-mode.ts).
+import './production-mode.js';
 import { loadavg } from 'node:os';
 import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';

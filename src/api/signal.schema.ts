@@ -22,7 +22,10 @@ const KIND_VALUES = {
 
 /** Cohort aggregates a signal can reach, for the request budget (the gate may reach fewer). */
 export function distinctCohorts(input: SignalInput): number {
-  return new Set(input.context?.cohortIds ?? []).size;
+  const cohortIds = input.context?.cohortIds;
+  // Most signals name no cohort or one: no set to build for them.
+  if (!cohortIds || cohortIds.length < 2) return cohortIds?.length ?? 0;
+  return new Set(cohortIds).size;
 }
 
 const SignalKindEnum = builder.enumType('SignalKind', {

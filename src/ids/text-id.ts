@@ -11,9 +11,12 @@
 // With the u flag a lone surrogate is one code point of category Cs; a valid pair is not.
 const LONE_SURROGATE = /\p{Cs}/u;
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+/** Printable ASCII has none of the above and is its own NFC: most ids, checked in one pass. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** Why `value` is not an acceptable text id, or null when it is one (length is the caller's rule). */
 export function textIdProblem(value: string): string | null {
+  if (PRINTABLE_ASCII.test(value)) return null;
   const surrogate = LONE_SURROGATE.exec(value);
   if (surrogate) return `must be well-formed Unicode: lone surrogate ${codePoint(surrogate[0])} at index ${surrogate.index}`;
   const invisible = INVISIBLE.exec(value);

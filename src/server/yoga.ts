@@ -6,6 +6,7 @@ import type { Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
 import type { GraphQLContext, Services } from '../api/context.js';
 import { createErrorMask } from '../api/domain-errors.js';
+import { useCompiledExecution } from '../graphql/compiled-execution.js';
 import { useHiddenSuggestions } from '../graphql/hidden-suggestions.js';
 import { useInputErrorCodes } from '../api/input-errors.js';
 import { useOperationLimits, type OperationLimits } from '../graphql/limits/operation-limits.js';
@@ -102,6 +103,7 @@ export function createGraphQLServer(
       useCsrfPrevention(CSRF_HEADER),
       useTrustedDocuments(trusted),
       useInputErrorCodes(),
+      useCompiledExecution(),
       useOperationMetrics(services.metrics),
       useOperationTracing(tracer, requestScope),
       useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),

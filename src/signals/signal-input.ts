@@ -43,17 +43,14 @@ export class SignalInputError extends Error {
 }
 
 export function validateSignal(input: SignalInput, path: string): ValidSignal {
-  const itemId = validId(input.itemId, `${path}.itemId`);
+  // Field paths are written only for an error: a 1000-signal call checks thousands of fields.
+  const itemId = checkedId(input.itemId, path, '.itemId');
   const weight = input.weight ?? DEFAULT_WEIGHTS[input.kind];
   if (!Number.isFinite(weight) || Math.abs(weight) > MAX_ABS_WEIGHT) {
     throw new SignalInputError(`${path}.weight`, `must be a finite number between -${MAX_ABS_WEIGHT} and ${MAX_ABS_WEIGHT}`);
   }
-  const rawCohorts = input.context?.cohortIds ?? [];
-  const cohortIds = [...new Set(rawCohorts.map((id, i) => validId(id, `${path}.context.cohortIds[${i}]`)))];
-  if (cohortIds.length > MAX_COHORTS) {
-    throw new SignalInputError(`${path}.context.cohortIds`, `must name at most ${MAX_COHORTS} distinct cohorts`);
-  }
-  const eventId = input.eventId == null ? null : validId(input.eventId, `${path}.eventId`);
+  const cohortIds = distinctCohortIds(input.context?.cohortIds, path);
+  const eventId = input.eventId == null ? null : checkedId(input.eventId, path, '.eventId');
   const surface = input.context?.surface ?? null;
   if (surface !== null && (surface.length > MAX_SURFACE_LENGTH || surface.includes('\u0000'))) {
     throw new SignalInputError(`${path}.context.surface`, `must be at most ${MAX_SURFACE_LENGTH} characters without NUL`);
@@ -70,12 +67,34 @@ export function validateSignal(input: SignalInput, path: string): ValidSignal {
   };
 }
 
+/** Each id checked in order (the first bad one is the error), then deduplicated in first-seen order. */
+function distinctCohortIds(raw: readonly string[] | null | undefined, path: string): string[] {
+  if (!raw || raw.length === 0) return [];
+  for (let i = 0; i < raw.length; i++) {
+    const problem = idProblem(raw[i]!);
+    if (problem) throw new SignalInputError(`${path}.context.cohortIds[${i}]`, problem);
+  }
+  const cohortIds = raw.length === 1 ? [raw[0]!] : [...new Set(raw)];
+  if (cohortIds.length > MAX_COHORTS) {
+    throw new SignalInputError(`${path}.context.cohortIds`, `must name at most ${MAX_COHORTS} distinct cohorts`);
+  }
+  return cohortIds;
+}
+
+function checkedId(value: string, path: string, field: string): string {
+  const problem = idProblem(value);
+  if (problem) throw new SignalInputError(`${path}${field}`, problem);
+  return value;
+}
+
 /** The one check for every text id that comes in (item and cohort ids), wherever it comes from. */
 export function validId(value: string, field: string): string {
-  if (value.length < 1 || value.length > MAX_ID_LENGTH) {
-    throw new SignalInputError(field, `must be 1 to ${MAX_ID_LENGTH} characters long`);
-  }
-  const problem = textIdProblem(value);
+  const problem = idProblem(value);
   if (problem) throw new SignalInputError(field, problem);
   return value;
+}
+
+function idProblem(value: string): string | null {
+  if (value.length < 1 || value.length > MAX_ID_LENGTH) return `must be 1 to ${MAX_ID_LENGTH} characters long`;
+  return textIdProblem(value);
 }
