@@ -11,9 +11,7 @@ const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $user
 /** Microseconds from the commit (database clock in the payload) to `app` applying the change. */
 function propagationProbe(app: App): { lagsUs: number[]; stop(): void } {
   const lagsUs: number[] = [];
-  const stop = app.services.membership.onChange((_change, sentAtUs) => {
-    lagsUs.push((performance.timeOrigin + performance.now()) * 1000 - Number(sentAtUs));
-  });
+  const stop = app.services.membership.onChange((_change, sentAtUs, appliedAtUs) => lagsUs.push(appliedAtUs - Number(sentAtUs)));
   return { lagsUs, stop };
 }
 

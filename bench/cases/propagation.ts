@@ -114,9 +114,9 @@ async function propagate(others: App[], count: number, offsetUs: number, change:
   const changes = new Map<bigint, { sentAtUs: number; lastUs: number; seen: number }>();
   const waiters = new Map<bigint, () => void>();
   const unsubscribe = others.map((app) =>
-    app.services.membership.onChange((applied, sentAtUs) => {
+    app.services.membership.onChange((applied, sentAtUs, appliedAtUs) => {
       const entry = changes.get(applied.version) ?? { sentAtUs: Number(sentAtUs), lastUs: 0, seen: 0 };
-      entry.lastUs = nowUs();
+      entry.lastUs = Math.max(entry.lastUs, appliedAtUs);
       entry.seen++;
       changes.set(applied.version, entry);
       if (entry.seen === others.length) waiters.get(applied.version)?.();

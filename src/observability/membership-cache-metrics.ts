@@ -7,7 +7,7 @@ export interface ObservedMembershipCache {
   readonly inSync: boolean;
   readonly listenerState: string;
   readonly counters: Readonly<{ resyncs: number; fullReloads: number; ignoredNotifications: number; reconnects: number }>;
-  onChange(listener: (change: unknown, sentAtUs: bigint) => void): unknown;
+  onChange(listener: (change: unknown, sentAtUs: bigint, appliedAtUs: number) => void): unknown;
 }
 
 /** The cache's size and sync state, its listener, and how late notifications arrive. */
@@ -36,8 +36,5 @@ export function observeMembershipCache(registry: Registry, membership: ObservedM
     buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
-  membership.onChange((_change, sentAtUs) => {
-    const nowUs = (performance.timeOrigin + performance.now()) * 1000;
-    lag.observe(Math.max(0, nowUs - Number(sentAtUs)) / 1e6);
-  });
+  membership.onChange((_change, sentAtUs, appliedAtUs) => lag.observe(Math.max(0, appliedAtUs - Number(sentAtUs)) / 1e6));
 }

@@ -1,8 +1,9 @@
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Channel, ListenerState, OpenChannel } from '../../db/listen/channel-listener.js';
+import { AppliedFanOut, type MembershipChangeListener } from './applied-fan-out.js';
 import { MembershipCache } from './membership-cache.js';
-import type { MembershipChange, MembershipSource } from './membership-source.js';
+import type { MembershipSource } from './membership-source.js';
 import { SnapshotLoader } from './snapshot-loader.js';
 import { VersionWaiters } from './version-waiters.js';
 
@@ -15,9 +16,6 @@ export interface MembershipSyncOptions {
   /** Opens the LISTEN session; in production a ChannelListener on its own connection. */
   openChannel: OpenChannel;
 }
-
-/** Told of every change applied to the cache; `sentAtUs` is the database clock at the write. */
-export type MembershipChangeListener = (change: MembershipChange, sentAtUs: bigint) => void;
 
 /**
  * Keeps a MembershipCache equal to the table on every instance: LISTEN first, then a snapshot
@@ -37,7 +35,7 @@ export class MembershipSync {
   private resyncTimer: NodeJS.Timeout | null = null;
   private resyncChain: Promise<void> = Promise.resolve();
   private stats = { resyncs: 0, fullReloads: 0, ignoredNotifications: 0 };
-  private readonly changeListeners = new Set<MembershipChangeListener>();
+  private readonly fanOut = new AppliedFanOut(() => this.waiters.reached(this.cache.appliedVersion));
   private readonly resyncListeners = new Set<() => void>();
 
   constructor(private readonly options: MembershipSyncOptions) {
@@ -81,8 +79,7 @@ export class MembershipSync {
 
   /** Observers such as metrics and subscriptions; returns the unsubscribe function. */
   onChange(listener: MembershipChangeListener): () => void {
-    this.changeListeners.add(listener);
-    return () => this.changeListeners.delete(listener);
+    return this.fanOut.add(listener);
   }
 
   /** Told after every snapshot read (changes it applied were not announced one by one). */
@@ -143,6 +140,7 @@ export class MembershipSync {
     return () => up && this.session.breaks === breaks;
   }
 
+  /** Applies at once; waiters and listeners follow in a later task (AppliedFanOut). */
   private onNotification(payload: string): void {
     const notification = this.options.source.decodeNotification(payload);
     if (!notification) {
@@ -153,8 +151,7 @@ export class MembershipSync {
       this.stats.ignoredNotifications++;
       return;
     }
-    for (const listener of this.changeListeners) listener(notification.change, notification.sentAtUs);
-    this.waiters.reached(this.cache.appliedVersion);
+    this.fanOut.applied(notification.change, notification.sentAtUs);
   }
 
   private resyncFailed(error: unknown): void {
