@@ -157,6 +157,26 @@ export interface WebhookDispatchTable {
   position: Int8;
 }
 
+/** A system that acknowledges purges, `subject` the `sub` of its token (src/purge/acknowledgement.store.ts owns these 3 tables). */
+export interface DownstreamProcessorTable {
+  id: Generated<string>;
+  subject: string;
+  name: string;
+  registered_at: Generated<Date>;
+  /** A retired processor is no longer counted, nor may it acknowledge. */ retired_at: Date | null;
+}
+export type PurgeAcknowledgementState = 'DONE' | 'FAILED';
+/** A processor's current state for one purge (the last acknowledgement wins); `reason` set exactly when FAILED. */
+export interface PurgeAcknowledgementTable {
+  purge_id: Int8;
+  processor_id: Int8;
+  state: PurgeAcknowledgementState;
+  reason: string | null;
+  acknowledged_at: Generated<Date>;
+}
+/** Every change of that state, append-only. */
+export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & { id: Generated<string>; acknowledged_at: Date };
+
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -173,6 +193,9 @@ export interface Database {
   webhook_endpoint: WebhookEndpointTable;
   webhook_delivery: WebhookDeliveryTable;
   webhook_dispatch: WebhookDispatchTable;
+  downstream_processor: DownstreamProcessorTable;
+  purge_acknowledgement: PurgeAcknowledgementTable;
+  purge_acknowledgement_change: PurgeAcknowledgementChangeTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

@@ -13,6 +13,7 @@ import * as purgeNotify from './0011_purge_notify.js';
 import * as persistedDocuments from './0012_persisted_documents.js';
 import * as membershipFeed from './0013_membership_feed.js';
 import * as webhooks from './0014_webhooks.js';
+import * as purgeAcknowledgements from './0015_purge_acknowledgements.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012_persisted_documents': persistedDocuments,
   '0013_membership_feed': membershipFeed,
   '0014_webhooks': webhooks,
+  '0015_purge_acknowledgements': purgeAcknowledgements,
 };
