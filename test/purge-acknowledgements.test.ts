@@ -100,6 +100,16 @@ describe('downstream purge acknowledgements', () => {
       [{ state: 'FAILED', reason: 'feature store offline' }, { state: 'DONE', reason: null }],
     ]);
 
+    // What the settings page shows ("removed from N of M systems"): its own operation, by hash, with the user's token.
+    const html = await (await fetch(new URL('/settings', app.url))).text();
+    const documents = JSON.parse(/data-documents="([^"]*)"/.exec(html)![1]!.replace(/&quot;/g, '"')) as Record<string, string>;
+    const page = await fetch(app.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await token('7100')}` },
+      body: JSON.stringify({ operationName: 'SettingsLatestPurge', extensions: { persistedQuery: { version: 1, sha256Hash: documents['SettingsLatestPurge'] } } }),
+    });
+    expect(((await page.json()) as { data: { communityPurges: { downstream: unknown }[] } }).data.communityPurges[0]!.downstream).toEqual({ total: 2, done: 2, failed: 0 });
+
     // The late processor may still acknowledge, and then counts; a retired one neither counts nor may.
     expect((await ack('late-cache', purgeId, 'DONE')).errors).toBeUndefined();
     expect(await downstream('7100')).toMatchObject({ total: 3, done: 3 });
