@@ -2,7 +2,7 @@ import { builder } from './builder.js';
 import { rules } from './auth-rules.js';
 import { PurgeReceiptRef } from './purge.schema.js';
 import { badUserInput, forbidden } from '../graphql/errors.js';
-import { isU64 } from '../ids/u64.js';
+import { MAX_PROCESSOR_TEXT, processorInputProblem } from '../purge/processor-input.js';
 import {
   acknowledgePurge,
   listProcessors,
@@ -15,7 +15,6 @@ import {
 } from '../purge/acknowledgement.store.js';
 
 const MAX_REASON = 2000;
-const MAX_NAME = 200;
 
 const AcknowledgementStateEnum = builder.enumType('PurgeAcknowledgementState', {
   description: 'What a downstream processor reports of a purge.',
@@ -86,13 +85,12 @@ builder.mutationField('registerDownstreamProcessor', (t) =>
     description: 'Registers a downstream processor (community:admin). It counts towards purges requested from now on. A subject already registered: PROCESSOR_EXISTS.',
     args: {
       subject: t.arg.string({ required: true, description: "The `sub` of its service token (a client id; never a UInt64, which names a user)." }),
-      name: t.arg.string({ required: true, description: `What it is called, for people (1–${MAX_NAME} characters).` }),
+      name: t.arg.string({ required: true, description: `What it is called, for people (1–${MAX_PROCESSOR_TEXT} characters).` }),
     },
     authScopes: rules.verifyAggregates,
     resolve: (_root, { subject, name }, { services }) => {
-      if (subject === '' || subject.length > MAX_NAME || /\s/.test(subject)) throw badUserInput(`subject must be 1–${MAX_NAME} characters without spaces`, 'subject');
-      if (isU64(subject)) throw badUserInput('subject must not be a UInt64: a token with such a sub is a user token', 'subject');
-      if (name.trim() === '' || name.length > MAX_NAME) throw badUserInput(`name must be 1–${MAX_NAME} characters, not only spaces`, 'name');
+      const problem = processorInputProblem(subject, name);
+      if (problem) throw badUserInput(problem.message, problem.argument);
       return registerProcessor(services.db, subject, name);
     },
   }),
