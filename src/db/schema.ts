@@ -166,7 +166,7 @@ export interface DownstreamProcessorTable {
   /** A retired processor is no longer counted, nor may it acknowledge. */ retired_at: Date | null;
 }
 export type PurgeAcknowledgementState = 'DONE' | 'FAILED';
-/** A processor's current state for one purge (the last acknowledgement wins); `reason` set exactly when FAILED. */
+/** A processor's state for a purge (last acknowledgement wins; `reason` exactly when FAILED); each change is appended to the next. */
 export interface PurgeAcknowledgementTable {
   purge_id: Int8;
   processor_id: Int8;
@@ -174,7 +174,6 @@ export interface PurgeAcknowledgementTable {
   reason: string | null;
   acknowledged_at: Generated<Date>;
 }
-/** Every change of that state, append-only. */
 export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & { id: Generated<string>; acknowledged_at: Date };
 
 export interface Database {
