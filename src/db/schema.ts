@@ -157,13 +157,13 @@ export interface WebhookDispatchTable {
   position: Int8;
 }
 
-/** A system that acknowledges purges, `subject` the `sub` of its token (src/purge/acknowledgement.store.ts owns these 3 tables). */
+/** A system that acknowledges purges: `subject` is its token's `sub`; once retired it neither counts nor may acknowledge (owner: src/purge/acknowledgement.store.ts, of these 3 tables). */
 export interface DownstreamProcessorTable {
   id: Generated<string>;
   subject: string;
   name: string;
   registered_at: Generated<Date>;
-  /** A retired processor is no longer counted, nor may it acknowledge. */ retired_at: Date | null;
+  retired_at: Date | null;
 }
 export type PurgeAcknowledgementState = 'DONE' | 'FAILED';
 /** A processor's state for a purge (last acknowledgement wins; `reason` exactly when FAILED); each change is appended to the next. */
