@@ -6,6 +6,8 @@ CREATE TYPE membership_event_kind AS ENUM ('LEFT', 'REJOINED', 'PURGE_REQUESTED'
 
 CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
 
+CREATE TYPE purge_acknowledgement_state AS ENUM ('DONE', 'FAILED');
+
 CREATE TYPE purge_status AS ENUM ('RUNNING', 'FINISHED');
 
 CREATE TYPE signal_kind AS ENUM ('VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE');
@@ -20,6 +22,10 @@ CREATE DOMAIN u64 AS numeric(20,0)
 -- sequences
 
 CREATE SEQUENCE community_purge_id_seq AS bigint OWNED BY community_purge.id;
+
+CREATE SEQUENCE downstream_processor_id_seq AS bigint OWNED BY downstream_processor.id;
+
+CREATE SEQUENCE purge_acknowledgement_change_id_seq AS bigint OWNED BY purge_acknowledgement_change.id;
 
 CREATE SEQUENCE signal_id_seq AS bigint OWNED BY signal.id;
 
@@ -94,6 +100,18 @@ CREATE TABLE community_purge_target (
   CONSTRAINT community_purge_target_purge_id_fkey FOREIGN KEY (purge_id) REFERENCES community_purge(id) ON DELETE CASCADE
 );
 
+CREATE TABLE downstream_processor (
+  id bigint NOT NULL DEFAULT nextval('downstream_processor_id_seq'::regclass),
+  subject text NOT NULL,
+  name text NOT NULL,
+  registered_at timestamp with time zone NOT NULL DEFAULT now(),
+  retired_at timestamp with time zone,
+  CONSTRAINT downstream_processor_name_check CHECK ((name <> ''::text)),
+  CONSTRAINT downstream_processor_pkey PRIMARY KEY (id),
+  CONSTRAINT downstream_processor_subject_check CHECK (((subject <> ''::text) AND (subject !~ '^[0-9]+$'::text))),
+  CONSTRAINT downstream_processor_subject_key UNIQUE (subject)
+);
+
 CREATE TABLE leave_episode (
   user_id u64 NOT NULL,
   left_at_ns bigint NOT NULL,
@@ -128,6 +146,29 @@ CREATE TABLE persisted_document (
   CONSTRAINT persisted_document_id_check CHECK (((length(id) >= 1) AND (length(id) <= 256))),
   CONSTRAINT persisted_document_pkey PRIMARY KEY (id),
   CONSTRAINT persisted_document_source_check CHECK ((source = ANY (ARRAY['operator'::text, 'apq'::text])))
+);
+
+CREATE TABLE purge_acknowledgement (
+  purge_id bigint NOT NULL,
+  processor_id bigint NOT NULL,
+  state purge_acknowledgement_state NOT NULL,
+  reason text,
+  acknowledged_at timestamp with time zone NOT NULL DEFAULT now(),
+  CONSTRAINT purge_acknowledgement_pkey PRIMARY KEY (purge_id, processor_id),
+  CONSTRAINT purge_acknowledgement_processor_id_fkey FOREIGN KEY (processor_id) REFERENCES downstream_processor(id),
+  CONSTRAINT purge_acknowledgement_purge_id_fkey FOREIGN KEY (purge_id) REFERENCES community_purge(id) ON DELETE CASCADE,
+  CONSTRAINT reason_iff_failed CHECK (((state = 'FAILED'::purge_acknowledgement_state) = (reason IS NOT NULL)))
+);
+
+CREATE TABLE purge_acknowledgement_change (
+  id bigint NOT NULL DEFAULT nextval('purge_acknowledgement_change_id_seq'::regclass),
+  purge_id bigint NOT NULL,
+  processor_id bigint NOT NULL,
+  state purge_acknowledgement_state NOT NULL,
+  reason text,
+  acknowledged_at timestamp with time zone NOT NULL,
+  CONSTRAINT purge_acknowledgement_change_pkey PRIMARY KEY (id),
+  CONSTRAINT purge_acknowledgement_change_purge_id_processor_id_fkey FOREIGN KEY (purge_id, processor_id) REFERENCES purge_acknowledgement(purge_id, processor_id) ON DELETE CASCADE
 );
 
 CREATE TABLE signal (
@@ -204,6 +245,10 @@ CREATE UNIQUE INDEX community_purge_target_pkey ON public.community_purge_target
 
 CREATE INDEX community_purge_user_idx ON public.community_purge USING btree (user_id, id);
 
+CREATE UNIQUE INDEX downstream_processor_pkey ON public.downstream_processor USING btree (id);
+
+CREATE UNIQUE INDEX downstream_processor_subject_key ON public.downstream_processor USING btree (subject);
+
 CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btree (user_id) WHERE (rejoined_at_ns IS NULL);
 
 CREATE UNIQUE INDEX leave_episode_pkey ON public.leave_episode USING btree (user_id, left_at_ns);
@@ -213,6 +258,12 @@ CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree
 CREATE UNIQUE INDEX membership_event_pkey ON public.membership_event USING btree ("position");
 
 CREATE UNIQUE INDEX persisted_document_pkey ON public.persisted_document USING btree (id);
+
+CREATE INDEX purge_acknowledgement_change_idx ON public.purge_acknowledgement_change USING btree (purge_id, processor_id, id);
+
+CREATE UNIQUE INDEX purge_acknowledgement_change_pkey ON public.purge_acknowledgement_change USING btree (id);
+
+CREATE UNIQUE INDEX purge_acknowledgement_pkey ON public.purge_acknowledgement USING btree (purge_id, processor_id);
 
 CREATE INDEX signal_gated_idx ON public.signal USING btree (user_id, at_ns) WHERE (NOT forwarded);
 

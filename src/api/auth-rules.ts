@@ -15,12 +15,15 @@ import type { Viewer } from '../auth/claims.js';
  * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
  * | verifyCommunityAggregates, webhooks (all)   | community:admin                           |
  * | communityMembershipChanges(Page)            | community:feed                            |
+ * | downstream processors (register, list, retire) | community:admin                         |
+ * | acknowledgeCommunityPurge                   | community:purge-ack, service token only   |
  */
 export interface AuthScopes {
   authenticated: boolean;
   admin: boolean;
   signalWriter: boolean;
   feedReader: boolean;
+  purgeAcknowledger: boolean;
   /** Every listed user id is the caller's own. */
   self: readonly string[];
 }
@@ -32,14 +35,16 @@ export const rules = {
   readContributions: (userId: string) => ({ $any: { admin: true, self: [userId] } }),
   verifyAggregates: { admin: true },
   readFeed: { feedReader: true },
+  acknowledgePurge: { purgeAcknowledger: true },
 } as const;
 
-export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string; feedReader: string }) {
+export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string; feedReader: string; purgeAcknowledger: string }) {
   return {
     authenticated: viewer !== null,
     admin: viewer?.scopes.has(scopeNames.admin) ?? false,
     signalWriter: viewer?.scopes.has(scopeNames.signalWriter) ?? false,
     feedReader: viewer?.scopes.has(scopeNames.feedReader) ?? false,
+    purgeAcknowledger: viewer?.scopes.has(scopeNames.purgeAcknowledger) ?? false,
     self: (userIds: readonly string[]) =>
       viewer?.userId != null && userIds.length > 0 && userIds.every((id) => id === viewer.userId),
   };

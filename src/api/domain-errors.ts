@@ -3,6 +3,7 @@ import { maskError } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { isTransientDatabaseError } from '../db/database-errors.js';
 import { overloaded, retryLater } from '../graphql/errors.js';
+import { DownstreamRefusal } from '../purge/downstream-refusal.js';
 import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge.store.js';
 import { AbandonedError, OverloadedError } from '../signals/errors.js';
 import { TooManySubscriptionsError } from '../util/subscription-caps.js';
@@ -26,6 +27,7 @@ export function domainError(error: unknown, options: { retryAfterSeconds: number
       details: { limit: error.limit, max: error.max },
     });
   }
+  if (error instanceof DownstreamRefusal) return new GraphQLError(error.message, { extensions: { code: error.code } });
   const code = (error as { code?: unknown } | null)?.code;
   if (code === NOT_LEFT_SQLSTATE) {
     return new GraphQLError('Purging is only possible while LEFT: leave the community layer first.', { extensions: { code: 'NOT_LEFT' } });

@@ -11,6 +11,7 @@ import './purge.schema.js';
 import './receipts.schema.js';
 import './feed.schema.js';
 import './webhooks.schema.js';
+import './downstream.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

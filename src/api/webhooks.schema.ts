@@ -2,7 +2,7 @@ import { builder } from './builder.js';
 import { rules } from './auth-rules.js';
 import { MembershipChangeKindEnum } from './feed.schema.js';
 import { badUserInput } from '../graphql/errors.js';
-import { enableEndpoint, listDeliveries, listEndpoints, registerEndpoint, type WebhookDelivery, type WebhookEndpoint } from '../webhooks/webhook.store.js';
+import { disableEndpoint, enableEndpoint, listDeliveries, listEndpoints, registerEndpoint, type WebhookDelivery, type WebhookEndpoint } from '../webhooks/webhook.store.js';
 
 const DEFAULT_DELIVERIES = 20;
 const MAX_DELIVERIES = 100;
@@ -73,6 +73,23 @@ builder.mutationField('enableWebhookEndpoint', (t) =>
     args: { id: t.arg({ type: 'UInt64', required: true, description: 'The endpoint.' }) },
     authScopes: rules.verifyAggregates,
     resolve: (_root, args, { services }) => enableEndpoint(services.db, args.id).then((endpoint) => endpoint ?? null),
+  }),
+);
+
+builder.mutationField('disableWebhookEndpoint', (t) =>
+  t.field({
+    type: WebhookEndpointRef,
+    nullable: true,
+    description: 'Disables an endpoint by hand, with a reason (community:admin): its pending deliveries are given up (replay them after enabling it). Null for an unknown id.',
+    args: {
+      id: t.arg({ type: 'UInt64', required: true, description: 'The endpoint.' }),
+      reason: t.arg.string({ required: true, description: 'Why (1–500 characters), shown as disabledReason.' }),
+    },
+    authScopes: rules.verifyAggregates,
+    resolve: (_root, args, { services }) => {
+      if (args.reason.trim() === '' || args.reason.length > 500) throw badUserInput('reason must be 1–500 characters, not only spaces', 'reason');
+      return disableEndpoint(services.db, args.id, args.reason).then((endpoint) => endpoint ?? null);
+    },
   }),
 );
 

@@ -12,6 +12,8 @@ export const SCOPES = {
   signalWriter: 'signals:write',
   /** Read the change feed of every membership change and purge (downstream services). */
   feedReader: 'community:feed',
+  /** Acknowledge purges as a registered downstream processor (named by the token's `sub`). */
+  purgeAcknowledger: 'community:purge-ack',
 } as const;
 
 export type Authentication =

@@ -13,7 +13,8 @@ Mints a token signed with AUTH_JWT_SECRET (or, in development, the generated sec
                     (e.g. billing-backend); it acts only within its scopes, naming the user each
                     call is for. Needs --scope.
   --scope "A B"     space-separated scopes: ${SCOPES.signalWriter} (send signals for any user),
-                    ${SCOPES.admin} (any user's membership and ledger)
+                    ${SCOPES.admin} (any user's membership and ledger),
+                    ${SCOPES.purgeAcknowledger} (with --service: acknowledge purges as that processor)
   --expires SPAN    lifetime, e.g. 30m, 12h (default), 7d
   -h, --help        this text
 With a public key or an identity provider configured, tokens come from whoever holds the private key.`;

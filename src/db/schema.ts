@@ -155,6 +155,25 @@ export interface WebhookDispatchTable {
   position: Int8;
 }
 
+/** A system that acknowledges purges: `subject` is its token's `sub`; once retired it neither counts nor may acknowledge (owner: src/purge/acknowledgement.store.ts, of these 3 tables). */
+export interface DownstreamProcessorTable {
+  id: Generated<string>;
+  subject: string;
+  name: string;
+  registered_at: Generated<Date>;
+  retired_at: Date | null;
+}
+export type PurgeAcknowledgementState = 'DONE' | 'FAILED';
+/** A processor's state for a purge (last acknowledgement wins; `reason` exactly when FAILED); each change is appended to the next. */
+export interface PurgeAcknowledgementTable {
+  purge_id: Int8;
+  processor_id: Int8;
+  state: PurgeAcknowledgementState;
+  reason: string | null;
+  acknowledged_at: Generated<Date>;
+}
+export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & { id: Generated<string>; acknowledged_at: Date };
+
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -171,6 +190,9 @@ export interface Database {
   webhook_endpoint: WebhookEndpointTable;
   webhook_delivery: WebhookDeliveryTable;
   webhook_dispatch: WebhookDispatchTable;
+  downstream_processor: DownstreamProcessorTable;
+  purge_acknowledgement: PurgeAcknowledgementTable;
+  purge_acknowledgement_change: PurgeAcknowledgementChangeTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

@@ -17,8 +17,8 @@ export function unauthenticated(problem: string | null): GraphQLError {
   return new GraphQLError(`Not authenticated: ${problem ?? 'no bearer token'}.`, { extensions: { code: 'UNAUTHENTICATED' } });
 }
 
-export function forbidden(): GraphQLError {
-  return new GraphQLError('Not allowed for this caller.', { extensions: { code: 'FORBIDDEN' } });
+export function forbidden(message = 'Not allowed for this caller.'): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: 'FORBIDDEN' } });
 }
 
 export type RetryCode = 'SERVICE_UNAVAILABLE' | 'OVERLOADED' | 'TOO_MANY_SUBSCRIPTIONS';

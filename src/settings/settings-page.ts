@@ -55,6 +55,7 @@ function html(parentOrigins: string[]): string {
     <button id="purge-start" type="button" class="danger">Remove my past contributions</button>
     <div id="purge-receipt" tabindex="-1" role="status" aria-live="polite" hidden>
       <p id="purge-state"></p>
+      <p id="purge-downstream" hidden></p>
       <progress id="purge-progress" hidden></progress>
       <table id="purge-targets" hidden>
         <caption class="hint">Removed from each shared aggregate.</caption>

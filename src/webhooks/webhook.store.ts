@@ -7,6 +7,9 @@ import type { Database, MembershipEventKind, WebhookDeliveryTable, WebhookEndpoi
 export type WebhookEndpoint = Selectable<WebhookEndpointTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveryTable>;
 
+/** An endpoint's columns; its kinds as text[], which pg parses (it leaves an array of our enum a string). */
+const ENDPOINT = ['id', 'url', 'secret', sql<MembershipEventKind[]>`event_kinds::text[]`.as('event_kinds'), 'created_at', 'consecutive_failures', 'disabled_at', 'disabled_reason'] as const;
+
 /** A Standard Webhooks secret: whsec_ and 24 random bytes in base64. */
 function newSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
@@ -14,21 +17,27 @@ function newSecret(): string {
 
 export function registerEndpoint(db: Kysely<Database>, url: string, eventKinds: MembershipEventKind[]): Promise<WebhookEndpoint> {
   return db.insertInto('webhook_endpoint').values({ url, secret: newSecret(), event_kinds: eventKinds, disabled_at: null, disabled_reason: null })
-    .returningAll().executeTakeFirstOrThrow();
+    .returning(ENDPOINT).executeTakeFirstOrThrow();
 }
 
 export function listEndpoints(db: Kysely<Database>): Promise<WebhookEndpoint[]> {
-  return db.selectFrom('webhook_endpoint').selectAll().orderBy('id').execute();
+  return db.selectFrom('webhook_endpoint').select(ENDPOINT).orderBy('id').execute();
 }
 
 export function findEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
-  return db.selectFrom('webhook_endpoint').selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('webhook_endpoint').select(ENDPOINT).where('id', '=', id).executeTakeFirst();
+}
+
+/** Disables an endpoint by hand, with the operator's reason (an endpoint already disabled keeps its first). */
+export function disableEndpoint(db: Kysely<Database>, id: string, reason: string): Promise<WebhookEndpoint | undefined> {
+  return db.updateTable('webhook_endpoint').set({ disabled_at: sql<Date>`coalesce(disabled_at, now())`, disabled_reason: sql<string>`coalesce(disabled_reason, ${reason})` })
+    .where('id', '=', id).returning(ENDPOINT).executeTakeFirst();
 }
 
 /** Enables a disabled endpoint again, with a clean failure count. */
 export function enableEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
   return db.updateTable('webhook_endpoint').set({ disabled_at: null, disabled_reason: null, consecutive_failures: 0 })
-    .where('id', '=', id).returningAll().executeTakeFirst();
+    .where('id', '=', id).returning(ENDPOINT).executeTakeFirst();
 }
 
 export function listDeliveries(db: Kysely<Database>, endpointId: string, limit: number): Promise<WebhookDelivery[]> {

@@ -7,9 +7,9 @@ export const DOCUMENT_IDS = {
   SettingsRejoin: '4cafd9b952346b0102f6f6c5c14226f9a39108c24b2978c27349ecfe7ea67d44',
   SettingsWatch: '1f61aad2c4fd6fa7b0a2749165eb03014436c9fc01d3cd129c25389746385c0f',
   SettingsOlderLeaves: '30cc2f1d6324082ace37e8c6be87bee2bd54a709db7f6a03eb9cb3c55caf826d',
-  SettingsLatestPurge: 'd4543b0f6c781c8b826e20ca66b1a453693f30efb0d96068aef578d5fad61982',
-  SettingsPurge: '8f4a77718438452ece1af94e3ad08c03d383307c51f7d473bd6885f401c6268f',
-  SettingsPurgeProgress: '40a93c804846b9680bae49f9f72bcc72b06b953249f995970a789796c53ae6f7',
+  SettingsLatestPurge: '962eae7b131a523d066ad7e547456f3cd98be62d2ae8cd4faea3e2510b4ab9cf',
+  SettingsPurge: 'b19b45aff2a7052ca79c9338d73f416a25520ddf49f20a223c8947865c689a9a',
+  SettingsPurgeProgress: 'e7d0c8b4e32f4a5eef2dc4b8d55c8b7e2e4e419ab5fe6f710fd4b8f76b8003a6',
 } as const;
 
 export type OperationName = keyof typeof DOCUMENT_IDS;

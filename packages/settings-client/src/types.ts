@@ -33,6 +33,8 @@ export interface PurgeReceipt {
   weightRemoved: number;
   foundNothing: boolean;
   targets: { target: string; entries: number; weight: number }[];
+  /** The registered downstream systems: how many report the purge done, or a problem. */
+  downstream: { total: number; done: number; failed: number };
 }
 
 export interface SettingsClientOptions {

@@ -14,6 +14,7 @@ import * as persistedDocuments from './0012_persisted_documents.js';
 import * as membershipFeed from './0013_membership_feed.js';
 import * as webhooks from './0014_webhooks.js';
 import * as purgeWatermark from './0015_purge_watermark.js';
+import * as purgeAcknowledgements from './0016_purge_acknowledgements.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013_membership_feed': membershipFeed,
   '0014_webhooks': webhooks,
   '0015_purge_watermark': purgeWatermark,
+  '0016_purge_acknowledgements': purgeAcknowledgements,
 };

@@ -30,6 +30,7 @@ const view = {
   purgeStart: element<HTMLButtonElement>('purge-start'),
   purgeReceipt: element<HTMLDivElement>('purge-receipt'),
   purgeState: element<HTMLParagraphElement>('purge-state'),
+  purgeDownstream: element<HTMLParagraphElement>('purge-downstream'),
   purgeProgress: element<HTMLProgressElement>('purge-progress'),
   purgeTargets: element<HTMLTableElement>('purge-targets'),
   purgeTargetRows: element<HTMLTableSectionElement>('purge-target-rows'),
@@ -151,6 +152,9 @@ function showPurge(receipt: PurgeReceipt | null): void {
     : receipt.foundNothing
       ? 'There was nothing left to remove: your past contributions had already been removed.'
       : `${current ? 'Your' : 'Last time, your'} past contributions were removed: ${receipt.removedSoFar} entries, weight ${receipt.weightRemoved}, on ${formatInstant(receipt.finishedAt === null ? null : isoToNs(receipt.finishedAt))}.`;
+  const { total, done, failed } = receipt.downstream;
+  view.purgeDownstream.hidden = total === 0;
+  view.purgeDownstream.textContent = `Removed from ${done} of ${total} ${total === 1 ? 'system' : 'systems'} downstream${failed > 0 ? ` (${failed} reported a problem)` : ''}.`;
   view.purgeTargets.hidden = receipt.targets.length === 0;
   view.purgeTargetRows.replaceChildren(
     ...receipt.targets.map((target) => {
