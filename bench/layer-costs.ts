@@ -22,8 +22,8 @@ const LAYERS: readonly RequestLayer[] = [
 
 export interface LayerCosts {
   /** Server CPU µs per request: the whole app, and the app without each layer in turn. */
-  cpuUsPerRequest: { all: number; without: Record<string, number> };
-  /** What each layer costs a request: all minus without it (noise can make a small one negative). */
+  cpuUsPerRequest: { all: number; allRuns: number[]; without: Record<string, number> };
+  /** What each layer costs a request: the whole app beside it minus without it (noise can make a small one negative). */
   layerUs: Record<string, number>;
 }
 
@@ -43,11 +43,18 @@ export async function layerCosts(cluster: Cluster, databaseUrl: string, load: Om
       await cluster.stopApp(app);
     }
   };
-  const all = await measure([]);
+  // The whole app between every two layers, each layer priced against the mean of its neighbours:
+  // the machine drifts, and the JIT keeps warming across apps (this process's compiler threads count).
+  const alls = [await measure([])];
   const without: Record<string, number> = {};
-  for (const layer of LAYERS) without[layer] = await measure([layer]);
-  const layerUs = Object.fromEntries(LAYERS.map((layer) => [layer, Math.round(all - without[layer]!)]));
-  return { cpuUsPerRequest: { all: Math.round(all), without: roundAll(without) }, layerUs };
+  const layerUs: Record<string, number> = {};
+  for (const layer of LAYERS) {
+    without[layer] = await measure([layer]);
+    alls.push(await measure([]));
+    layerUs[layer] = Math.round((alls.at(-2)! + alls.at(-1)!) / 2 - without[layer]!);
+  }
+  const all = alls.reduce((sum, value) => sum + value, 0) / alls.length;
+  return { cpuUsPerRequest: { all: Math.round(all), allRuns: alls.map(Math.round), without: roundAll(without) }, layerUs };
 }
 
 /** Server CPU µs per successful request under `load` against `target` (an app here, or a bare server in this process). */
