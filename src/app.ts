@@ -29,7 +29,7 @@ import { PurgeJobs } from './purge/purge-jobs.js';
 import { countSignals } from './server/request-observer.js';
 import { createTransports } from './server/transports.js';
 import { createLogger } from './observability/logger.js';
-import type { OperationLimitsPlugin, RequestScope } from './server/yoga.js';
+import type { OperationLimitsPlugin, RequestLayer, RequestScope } from './server/yoga.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { SubscriptionCaps } from './util/subscription-caps.js';
 
@@ -56,6 +56,8 @@ export interface AppOptions {
   membershipSync?: boolean;
   /** Replaces the operation-limits plugin: the benchmark compares the cost model with the limits it replaced. */
   operationLimits?: OperationLimitsPlugin;
+  /** Request layers to leave out: the benchmark prices each layer by running without it. */
+  without?: readonly RequestLayer[];
 }
 
 /** The composition root: everything an instance owns is created here and nowhere else. */
@@ -125,8 +127,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     documents: persistedDocuments(database.db, config.graphql.apqMaxDocuments),
     receiptKeys: () => receipts.jwks(),
     requestScope,
-    tracer,
+    tracer: tracing.enabled ? tracer : null,
     operationLimits: options.operationLimits,
+    without: options.without,
     readiness: [
       { name: 'database', check: () => acceptsWrites(database.db) },
       { name: 'membershipCache', check: async () => membership.inSync },

@@ -1,7 +1,8 @@
 import { bareYogaEcho } from '../bare-yoga.js';
 import type { Case } from '../case.js';
 import { eventIdCost } from '../event-id-cost.js';
-import { rate } from '../format.js';
+import { num, rate } from '../format.js';
+import { cpuPerRequest, layerCosts } from '../layer-costs.js';
 import { httpLoad, interleave, pgLoad } from '../load.js';
 import { singleInsert } from '../raw-signal.js';
 import { prepareSignalCase } from '../signal-setup.js';
@@ -11,6 +12,7 @@ const VS_HTTP = '1. single signal vs no-DB ceiling';
 const VS_DB = '1. single signal vs raw pg INSERT';
 const VS_ECHO = '1. single signal vs bare Yoga echo';
 const EVENT_IDS = '1. single signal: cost of a client eventId';
+const CPU = '18. single signal: server CPU per request vs bare Yoga echo';
 
 /**
  * `signal` one per request against the same server answering `validateSignal` with the same
@@ -21,7 +23,7 @@ const EVENT_IDS = '1. single signal: cost of a client eventId';
  * the batcher generates, so both store and index one).
  */
 export const singleSignal: Case = {
-  labels: [VS_HTTP, VS_DB, VS_ECHO, EVENT_IDS],
+  labels: [VS_HTTP, VS_DB, VS_ECHO, EVENT_IDS, CPU],
   async run(cluster, sizes) {
     const { url, app, workload, left } = await prepareSignalCase(cluster, sizes);
     const inputs = Array.from({ length: sizes.bodies }, () => workload.nextSignal());
@@ -47,8 +49,21 @@ export const singleSignal: Case = {
     const [ceiling, measured, raw, withIds, bare] = await interleave(
       [load(VALIDATE, seconds), load(SIGNAL, seconds), rawInsert, load(SIGNAL, seconds, true), load(SIGNAL, seconds, false, echo.url)],
       sizes.rounds,
-    ).finally(() => echo.close());
+    ).catch(async (error: unknown) => {
+      await echo.close();
+      throw error;
+    });
     const vsEcho = measured.perSecond / bare.perSecond;
+
+    // Server CPU per request, the app's apart from the echo's, then the app without each layer in turn.
+    const cpuLoad = { token: cluster.token, bodies: inputs.map((input) => body(SIGNAL, { input })), connections: sizes.connections, durationSec: seconds };
+    const echoCpu = await cpuPerRequest(echo, cpuLoad).finally(() => echo.close());
+    const validateCpu = await cpuPerRequest(app, { ...cpuLoad, bodies: inputs.map((input) => body(VALIDATE, { input })) });
+    await cluster.stopApp(app);
+    // 27 apps in turn: each gets half an arm's time, so the breakdown stays a fraction of the case.
+    const layers = await layerCosts(cluster, url, { ...cpuLoad, durationSec: Math.max(1, seconds / 2) }, sizes.warmupSec);
+    const appCpu = layers.cpuUsPerRequest.all;
+    const costliest = Object.entries(layers.layerUs).sort((a, b) => b[1] - a[1]).slice(0, 3);
 
     const vsHttp = measured.perSecond / ceiling.perSecond;
     return [
@@ -75,11 +90,20 @@ export const singleSignal: Case = {
         figure: rate(measured, 'signals'),
         ceiling: `bare Yoga echo ${rate(bare, 'req')}`,
         ratio: vsEcho,
-        target: '—',
-        met: null,
+        target: '≥ 0.90',
+        met: vsEcho >= 0.9,
         details: { bareYogaEcho: bare },
       },
       eventIdCost(EVENT_IDS, measured, withIds, 1),
+      {
+        case: CPU,
+        figure: `${num(appCpu)} µs (no database: ${num(validateCpu)} µs); costliest layers ${costliest.map(([layer, us]) => `${layer} ${num(us)} µs`).join(', ')}`,
+        ceiling: `bare Yoga echo ${num(echoCpu)} µs`,
+        ratio: echoCpu / appCpu,
+        target: '≥ 0.90',
+        met: echoCpu / appCpu >= 0.9,
+        details: { cpuUsPerRequest: { ...layers.cpuUsPerRequest, validateSignal: validateCpu, bareYogaEcho: echoCpu }, layerUs: layers.layerUs },
+      },
     ];
   },
 };

@@ -12,14 +12,28 @@ const OPERATION_TYPE = 'graphql.operation.type';
  * A span per GraphQL operation (name and type: never the variables, never the document), a child of
  * the HTTP request's; resolvers run inside it, so what they do (a signal submission, a statement)
  * is its child or linked to it. The operation is also noted for the request's access-log line.
+ * `tracer` null (tracing off): only that note, with no span and no context switch around execution.
  */
-export function useOperationTracing(tracer: Tracer, scope: AsyncLocalStorage<{ record?: RequestRecord }>): Plugin {
-  const begin = (document: DocumentNode, operationName: string | null | undefined): { span: Span; run<T>(fn: () => T): T } => {
+export function useOperationTracing(tracer: Tracer | null, scope: AsyncLocalStorage<{ record?: RequestRecord }>): Plugin {
+  const note = (document: DocumentNode, operationName: string | null | undefined) => {
     const operation = getOperationAST(document, operationName);
     const name = operation?.name?.value ?? null;
     const type = operation?.operation ?? 'unknown';
     const record = scope.getStore()?.record;
-    if (record) Object.assign(record, { operationName: name, operationType: type });
+    if (record) {
+      record.operationName = name;
+      record.operationType = type;
+    }
+    return { name, type };
+  };
+  if (!tracer) {
+    return {
+      onExecute: ({ args }) => void note(args.document, args.operationName),
+      onSubscribe: ({ args }) => void note(args.document, args.operationName),
+    };
+  }
+  const begin = (document: DocumentNode, operationName: string | null | undefined): { span: Span; run<T>(fn: () => T): T } => {
+    const { name, type } = note(document, operationName);
     const span = tracer.startSpan(name ? `${type} ${name}` : type, { attributes: { [OPERATION_TYPE]: type, ...(name ? { [OPERATION_NAME]: name } : {}) } });
     const active = trace.setSpan(context.active(), span);
     return { span, run: (fn) => context.with(active, fn) };

@@ -1,6 +1,6 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
-import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Tracer } from '@opentelemetry/api';
+import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   ATTR_HTTP_REQUEST_METHOD,
@@ -19,7 +19,8 @@ export interface RequestRecord {
 }
 
 export interface RequestObserverOptions {
-  tracer: Tracer;
+  /** null: tracing is off, so no span is started (not even a no-op one); the caller's trace id is still logged. */
+  tracer: Tracer | null;
   logger: Logger;
   /** Share of requests written to the access log (0 to 1). */
   accessLogSample: number;
@@ -36,6 +37,9 @@ export function countSignals(scope: AsyncLocalStorage<{ record?: RequestRecord }
   };
 }
 
+/** No span and no access-log line (the bench's per-layer breakdown prices the observer this way). */
+export const unobserved: RequestObserver = () => ({ context: ROOT_CONTEXT, record: { operationName: null, operationType: null, signals: 0 } });
+
 const ROUTES = new Set(['/graphql', '/settings', '/']);
 
 /**
@@ -47,27 +51,30 @@ const ROUTES = new Set(['/graphql', '/settings', '/']);
 export function requestObserver(options: RequestObserverOptions): RequestObserver {
   const propagator = new W3CTraceContextPropagator();
   const accessLog = options.logger.child({ log: 'access' });
+  // A request pays only for what is on: with neither, it is only given a record.
+  const logged = options.accessLogSample > 0 && accessLog.isLevelEnabled('info');
+  const { tracer } = options;
+  if (!tracer && !logged) return unobserved;
   return (req, res, requestId, path) => {
     const started = performance.now();
     const socket = req.socket;
     const writtenBefore = socket.bytesWritten;
-    const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
     const method = req.method ?? 'GET';
-    const route = ROUTES.has(path) ? path : path.startsWith('/settings/') ? '/settings/*' : path.startsWith('/graphiql/assets/') ? '/graphiql/assets/*' : null;
-    const span = options.tracer.startSpan(route ? `${method} ${route}` : method, {
-      kind: SpanKind.SERVER,
-      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: path, ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}), 'http.request.id': requestId },
-    }, parent);
+    const parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+    const span = tracer ? startSpan(tracer, parent, method, path, requestId) : null;
     const record: RequestRecord = { operationName: null, operationType: null, signals: 0 };
     res.once('close', () => {
-      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
-      span.end();
-      if (options.accessLogSample < 1 && Math.random() >= options.accessLogSample) return;
-      const spanContext = span.spanContext();
+      if (span) {
+        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+        span.end();
+      }
+      if (!logged || (options.accessLogSample < 1 && Math.random() >= options.accessLogSample)) return;
+      // Without tracing, the caller's trace id still ties the line to its trace.
+      const spanContext = span ? span.spanContext() : trace.getSpanContext(parent);
       accessLog.info(
         {
           requestId,
-          traceId: isSpanContextValid(spanContext) ? spanContext.traceId : null,
+          traceId: spanContext && isSpanContextValid(spanContext) ? spanContext.traceId : null,
           method,
           path,
           status: res.statusCode,
@@ -82,6 +89,18 @@ export function requestObserver(options: RequestObserverOptions): RequestObserve
         'request',
       );
     });
-    return { context: trace.setSpan(parent, span), record };
+    return { context: span ? trace.setSpan(parent, span) : parent, record };
   };
+}
+
+function startSpan(tracer: Tracer, parent: Context, method: string, path: string, requestId: string): Span {
+  const route = ROUTES.has(path) ? path : path.startsWith('/settings/') ? '/settings/*' : path.startsWith('/graphiql/assets/') ? '/graphiql/assets/*' : null;
+  return tracer.startSpan(
+    route ? `${method} ${route}` : method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: path, ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}), 'http.request.id': requestId },
+    },
+    parent,
+  );
 }

@@ -13,20 +13,23 @@ import { graphiql } from './graphiql.js';
 import { createHttpServer, type Probe } from './http.js';
 import { drain, listen } from './lifecycle.js';
 import { createMetricsServer } from './metrics-server.js';
-import { requestObserver } from './request-observer.js';
+import { requestObserver, unobserved } from './request-observer.js';
 import { StreamTokens } from './stream-tokens.js';
 import { createGraphQLWebSocket } from './websocket.js';
-import { createGraphQLServer, CSRF_HEADER, GRAPHQL_ENDPOINT, type OperationLimitsPlugin, type RequestScope } from './yoga.js';
+import { createGraphQLServer, CSRF_HEADER, GRAPHQL_ENDPOINT, type OperationLimitsPlugin, type RequestLayer, type RequestScope } from './yoga.js';
 
 export interface TransportsOptions {
   config: AppConfig;
   services: Services;
   authenticator: Authenticator;
   requestScope: AsyncLocalStorage<RequestScope>;
-  tracer: Tracer;
+  /** null: tracing is off (requests then start no spans at all). */
+  tracer: Tracer | null;
   readiness: Probe[];
   readinessDetails: () => Record<string, unknown>;
   operationLimits: OperationLimitsPlugin | undefined;
+  /** Request layers left out (the bench's per-layer breakdown only). */
+  without?: readonly RequestLayer[];
   /** Persisted documents registered at run time (operators; APQ in `allow` mode), shared by instances. */
   documents: DocumentRegistry;
   /** The receipts' public keys (a JWKS) for /.well-known/community-receipts.json. */
@@ -59,7 +62,7 @@ export function createTransports(options: TransportsOptions): Transports {
   });
   const streamTokens = new StreamTokens();
   const page = config.graphql.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
-  const yoga = createGraphQLServer(config, services, options.authenticator, options.requestScope, trusted, streamTokens, tracer, page, options.operationLimits);
+  const yoga = createGraphQLServer(config, services, options.authenticator, options.requestScope, trusted, streamTokens, tracer, page, options.operationLimits, options.without);
   const settingsPage = createSettingsPage({ parentOrigins: config.http.corsOrigins });
   let shuttingDown = false;
   const eventLoop = new EventLoopLoad();
@@ -88,7 +91,7 @@ export function createTransports(options: TransportsOptions): Transports {
     streamTokens,
     receiptKeys: options.receiptKeys,
     overloaded,
-    observe: requestObserver({ tracer, logger, accessLogSample: config.accessLog.sample }),
+    observe: options.without?.includes('requestObserver') ? unobserved : requestObserver({ tracer, logger, accessLogSample: config.accessLog.sample }),
     pages: async (path, req, res) => (await page?.assets.serve(path, req, res)) || settingsPage(path, res),
     requestScope: options.requestScope,
     isShuttingDown: () => shuttingDown,

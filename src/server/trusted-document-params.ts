@@ -1,6 +1,6 @@
 import type { Plugin } from 'graphql-yoga';
 import { DOCUMENT_ID_PARAMS } from '../graphql/trusted-documents/requested-id.js';
-import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
+import type { Resolution, TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 
 /**
  * Trusted documents on HTTP: the same rule as WebSocket and single-connection SSE
@@ -22,10 +22,14 @@ export function useTrustedDocuments(trusted: TrustedDocuments): Plugin {
             },
           }
         : undefined,
-    onParams: async ({ params, setParams }) => {
-      const resolved = await trusted.resolve(params as typeof params & Record<string, unknown>);
-      if (resolved instanceof Error) throw resolved;
-      setParams({ query: resolved.query, operationName: params.operationName, variables: params.variables, extensions: params.extensions });
+    // Without a promise when the document needs no look-up: a request then takes no extra turn.
+    onParams: ({ params, setParams }) => {
+      const use = (resolved: Resolution) => {
+        if (resolved instanceof Error) throw resolved;
+        setParams({ query: resolved.query, operationName: params.operationName, variables: params.variables, extensions: params.extensions });
+      };
+      const resolved = trusted.resolve(params as typeof params & Record<string, unknown>);
+      return resolved instanceof Promise ? resolved.then(use) : use(resolved);
     },
   };
 }

@@ -2,7 +2,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import type { Tracer } from '@opentelemetry/api';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
-import type { Authenticator } from '../auth/authenticate.js';
+import type { Authentication, Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
 import type { GraphQLContext, Services } from '../api/context.js';
 import { createErrorMask } from '../api/domain-errors.js';
@@ -41,6 +41,14 @@ export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 /** Yoga takes Envelop plugins as they are (typed `{}` in its options). */
 export type OperationLimitsPlugin = (limits: OperationLimits) => Plugin | object;
 
+/**
+ * Layers of a request that the bench's per-layer breakdown leaves out, one at a time, to price each
+ * (AppOptions.without: a bench switch, never configuration).
+ */
+export type RequestLayer =
+  | 'singleConnectionSSE' | 'jsonBodies' | 'strictUtf8Body' | 'csrf' | 'trustedDocuments' | 'inputErrorCodes' | 'compiledExecution' | 'operationMetrics'
+  | 'operationTracing' | 'signalShedding' | 'bulkDecoded' | 'operationLimits' | 'multipartSubscriptions' | 'requestObserver';
+
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 export const GRAPHQL_ENDPOINT = '/graphql';
 
@@ -51,12 +59,41 @@ export function createGraphQLServer(
   requestScope: AsyncLocalStorage<RequestScope>,
   trusted: TrustedDocuments,
   streamTokens: StreamTokens,
-  tracer: Tracer,
+  /** null: tracing is off. */
+  tracer: Tracer | null,
   /** GraphiQL on GET with `Accept: text/html`, or null (off). */
   page: GraphiQLPage | null,
   operationLimits: OperationLimitsPlugin = useOperationLimits,
+  without: readonly RequestLayer[] = [],
 ): Yoga {
   const limits = config.graphql;
+  const layers: [RequestLayer, Plugin | object][] = [
+    // Before the CSRF check: its PUT/DELETE and token-carrying requests are not browser forms.
+    ['singleConnectionSSE', useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted, streamTokens })],
+    ['jsonBodies', useJsonBodies(GRAPHQL_ENDPOINT)],
+    ['strictUtf8Body', useStrictUtf8Body()],
+    ['csrf', useCsrfPrevention(CSRF_HEADER)],
+    ['trustedDocuments', useTrustedDocuments(trusted)],
+    ['inputErrorCodes', useInputErrorCodes()],
+    // Before tracing: it replaces the executor that tracing wraps.
+    ['compiledExecution', useCompiledExecution()],
+    ['operationMetrics', useOperationMetrics(services.metrics)],
+    ['operationTracing', useOperationTracing(tracer, requestScope)],
+    ['signalShedding', useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds)],
+    ['bulkDecoded', useBulkDecoded(requestScope)],
+    [
+      'operationLimits',
+      operationLimits({
+        maxTokens: limits.maxTokens,
+        maxDepth: limits.maxDepth,
+        maxAliases: limits.maxAliases,
+        maxDirectives: limits.maxDirectives,
+        maxCost: limits.maxCost,
+        budget: config.requestBudget,
+      }),
+    ],
+    ['multipartSubscriptions', useMultipartSubscriptions()],
+  ];
   return createYoga<RequestScope, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -88,35 +125,18 @@ export function createGraphQLServer(
       }),
     },
     logging: services.logger,
-    context: async ({ request, requestId, authorization }) => {
+    // Without a promise for a token verified lately: most requests then take no extra turn here.
+    context: ({ request, requestId, authorization }) => {
       const credential = authorization !== undefined ? authorization : request.headers.get('authorization');
-      const { viewer, problem, expiresAt } = await authenticator.authenticate(credential);
       // A WebSocket operation has no HTTP request: nothing aborts it but the end of its socket.
       const signal = request?.signal ?? new AbortController().signal;
-      return { services, signal, requestId, viewer, authProblem: problem, tokenExpiresAt: expiresAt };
+      const build = ({ viewer, problem, expiresAt }: Authentication): GraphQLContext =>
+        ({ services, signal, requestId, viewer, authProblem: problem, tokenExpiresAt: expiresAt });
+      const known = authenticator.known(credential);
+      return known ? build(known) : authenticator.authenticate(credential).then(build);
     },
     plugins: [
-      // Before the CSRF check: its PUT/DELETE and token-carrying requests are not browser forms.
-      useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted, streamTokens }),
-      useJsonBodies(GRAPHQL_ENDPOINT),
-      useStrictUtf8Body(),
-      useCsrfPrevention(CSRF_HEADER),
-      useTrustedDocuments(trusted),
-      useInputErrorCodes(),
-      useCompiledExecution(),
-      useOperationMetrics(services.metrics),
-      useOperationTracing(tracer, requestScope),
-      useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds),
-      useBulkDecoded(requestScope),
-      operationLimits({
-        maxTokens: limits.maxTokens,
-        maxDepth: limits.maxDepth,
-        maxAliases: limits.maxAliases,
-        maxDirectives: limits.maxDirectives,
-        maxCost: limits.maxCost,
-        budget: config.requestBudget,
-      }),
-      useMultipartSubscriptions(),
+      ...layers.filter(([name]) => !without.includes(name)).map(([, plugin]) => plugin),
       ...(limits.fieldSuggestions ? [] : [useHiddenSuggestions()]),
       ...(limits.introspection ? [] : [disableIntrospection()]),
     ],

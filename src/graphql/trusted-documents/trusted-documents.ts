@@ -94,7 +94,8 @@ export class TrustedDocuments {
     return entry.body;
   }
 
-  async resolve(params: DocumentParams): Promise<Resolution> {
+  /** At once (no promise) when nothing must be looked up: a document sent as text, or one of the manifests'. */
+  resolve(params: DocumentParams): Resolution | Promise<Resolution> {
     const requested = requestedDocument(params);
     const query = typeof params.query === 'string' && params.query !== '' ? params.query : null;
     if (requested.kind === 'unsupported') return refusal(TRUSTED_DOCUMENT_ERRORS.notSupported);
@@ -102,18 +103,24 @@ export class TrustedDocuments {
       if (this.mode === 'only') return refusal(TRUSTED_DOCUMENT_ERRORS.onlyTrusted);
       return query !== null ? { query } : refusal(TRUSTED_DOCUMENT_ERRORS.missing);
     }
+    const body = this.known.get(requested.id) ?? this.found.get(requested.id);
+    if (body !== undefined) return { query: body };
+    return this.resolveStored(requested.id, requested.hashed, query);
+  }
+
+  private async resolveStored(id: string, hashed: boolean, query: string | null): Promise<Resolution> {
     let body: string | null;
     try {
-      body = await this.document(requested.id);
+      body = await this.document(id);
     } catch {
       return retryLater('SERVICE_UNAVAILABLE', 'Persisted documents cannot be read right now; retry shortly.', { retryAfterSeconds: this.retryAfterSeconds });
     }
     if (body !== null) return { query: body };
     if (query === null) return refusal(TRUSTED_DOCUMENT_ERRORS.notFound);
     if (this.mode === 'only') return refusal(TRUSTED_DOCUMENT_ERRORS.onlyTrusted);
-    if (!requested.hashed) return { query };
-    if (sha256(query) !== requested.id) return refusal(TRUSTED_DOCUMENT_ERRORS.hashMismatch);
-    await this.registerAutomatic(requested.id, query);
+    if (!hashed) return { query };
+    if (sha256(query) !== id) return refusal(TRUSTED_DOCUMENT_ERRORS.hashMismatch);
+    await this.registerAutomatic(id, query);
     return { query };
   }
 
