@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { attemptDelivery, type DeliveryPolicy } from './delivery-attempt.js';
+import { attemptDeliveries, type DeliveryPolicy } from './delivery-attempt.js';
 import { DELIVER_TASK, WebhookDispatcher } from './dispatcher.js';
 import { resetDelivery, type WebhookDelivery } from './webhook.store.js';
 
@@ -40,9 +40,9 @@ export class WebhookQueue {
 
   async start(): Promise<void> {
     const deliver: Task = async (payload, helpers) => {
-      const { deliveryId } = payload as { deliveryId: string };
-      const outcome = await attemptDelivery(this.db, deliveryId, this.options);
-      if (outcome.kind === 'retry') await helpers.addJob(DELIVER_TASK, { deliveryId }, { runAt: outcome.retryAt });
+      await attemptDeliveries(this.db, deliveryIds(payload), this.options, async (deliveryId, runAt) => {
+        await helpers.addJob(DELIVER_TASK, [deliveryId], { runAt });
+      });
     };
     await this.installQueueSchema();
     this.runner = await run({
@@ -77,7 +77,7 @@ export class WebhookQueue {
   /** Delivers again (a replay), with the same webhook-id; undefined for an unknown delivery. */
   async replay(deliveryId: string): Promise<WebhookDelivery | undefined> {
     const delivery = await resetDelivery(this.db, deliveryId);
-    if (delivery) await this.pool.query(`SELECT graphile_worker.add_job($1, json_build_object('deliveryId', $2::text))`, [DELIVER_TASK, deliveryId]);
+    if (delivery) await this.pool.query(`SELECT graphile_worker.add_job($1, json_build_array($2::text))`, [DELIVER_TASK, deliveryId]);
     return delivery;
   }
 
@@ -86,6 +86,11 @@ export class WebhookQueue {
     await this.runner?.stop();
     await this.options.database.close();
   }
+}
+
+/** A job's deliveries: an array of ids; `{ deliveryId }` from jobs queued before jobs carried several. */
+function deliveryIds(payload: unknown): string[] {
+  return Array.isArray(payload) ? payload.map(String) : [String((payload as { deliveryId: string }).deliveryId)];
 }
 
 function workerLogger(logger: Logger): WorkerLogger {
