@@ -17,35 +17,32 @@ export const JOB_DELIVERIES = 50;
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
+  private woken = false;
   private again = false;
   private stopped = false;
 
+  /** `coalesceMs`: how long a wake waits, so a burst of changes is dispatched in one pass (fewer, larger jobs). */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly logger: Logger,
     private readonly pollMs: number,
+    private readonly coalesceMs: number,
   ) {}
 
   start(): void {
     this.stopped = false;
-    this.schedule();
+    this.schedule(this.pollMs);
   }
 
-  /** Something may have been recorded: dispatch now (or once the running pass ends). */
+  /** Something may have been recorded: dispatch soon (or once the running pass ends). */
   wake(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.woken) return;
     if (this.running) {
       this.again = true;
       return;
     }
-    if (this.timer) clearTimeout(this.timer);
-    this.running = this.drain().finally(() => {
-      this.running = null;
-      if (this.again) {
-        this.again = false;
-        this.wake();
-      } else this.schedule();
-    });
+    this.woken = true;
+    this.schedule(this.coalesceMs);
   }
 
   async stop(): Promise<void> {
@@ -54,10 +51,22 @@ export class WebhookDispatcher {
     await this.running;
   }
 
-  private schedule(): void {
+  private schedule(delayMs: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => this.wake(), this.pollMs);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.pass(), delayMs);
     this.timer.unref();
+  }
+
+  private pass(): void {
+    this.woken = false;
+    this.running = this.drain().finally(() => {
+      this.running = null;
+      if (this.again) {
+        this.again = false;
+        this.wake();
+      } else this.schedule(this.pollMs);
+    });
   }
 
   private async drain(): Promise<void> {

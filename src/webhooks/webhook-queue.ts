@@ -16,8 +16,11 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
    * for new jobs), so the direct URL, never a transaction pooler.
    */
   database: { db: Kysely<Database>; pool: pg.Pool; close(): Promise<void> };
+  /** off: this instance neither dispatches nor attempts (replays are still queued, for the instances that do). */
+  delivery: 'on' | 'off';
   concurrency: number;
   pollMs: number;
+  dispatchCoalesceMs: number;
   logger: Logger;
 }
 
@@ -35,7 +38,7 @@ export class WebhookQueue {
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
-    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs);
+    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs, options.dispatchCoalesceMs);
   }
 
   async start(): Promise<void> {
@@ -44,7 +47,9 @@ export class WebhookQueue {
         await helpers.addJob(DELIVER_TASK, [deliveryId], { runAt });
       });
     };
+    // Installed on every instance: one with delivery off still queues replays.
     await this.installQueueSchema();
+    if (this.options.delivery === 'off') return;
     this.runner = await run({
       pgPool: this.pool,
       concurrency: this.options.concurrency,
@@ -71,7 +76,7 @@ export class WebhookQueue {
 
   /** A feed event may have been recorded. */
   wake(): void {
-    this.dispatcher.wake();
+    if (this.runner) this.dispatcher.wake();
   }
 
   /** Delivers again (a replay), with the same webhook-id; undefined for an unknown delivery. */
