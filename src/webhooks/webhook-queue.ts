@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { attemptDelivery, type DeliveryPolicy } from './delivery-attempt.js';
+import { attemptDeliveries, type DeliveryPolicy } from './delivery-attempt.js';
 import { DELIVER_TASK, WebhookDispatcher } from './dispatcher.js';
 import { resetDelivery, type WebhookDelivery } from './webhook.store.js';
 
@@ -16,8 +16,11 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
    * for new jobs), so the direct URL, never a transaction pooler.
    */
   database: { db: Kysely<Database>; pool: pg.Pool; close(): Promise<void> };
+  /** off: this instance neither dispatches nor attempts (replays are still queued, for the instances that do). */
+  delivery: 'on' | 'off';
   concurrency: number;
   pollMs: number;
+  dispatchCoalesceMs: number;
   logger: Logger;
 }
 
@@ -35,16 +38,18 @@ export class WebhookQueue {
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
-    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs);
+    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs, options.dispatchCoalesceMs);
   }
 
   async start(): Promise<void> {
     const deliver: Task = async (payload, helpers) => {
-      const { deliveryId } = payload as { deliveryId: string };
-      const outcome = await attemptDelivery(this.db, deliveryId, this.options);
-      if (outcome.kind === 'retry') await helpers.addJob(DELIVER_TASK, { deliveryId }, { runAt: outcome.retryAt });
+      await attemptDeliveries(this.db, deliveryIds(payload), this.options, async (deliveryId, runAt) => {
+        await helpers.addJob(DELIVER_TASK, [deliveryId], { runAt });
+      });
     };
+    // Installed on every instance: one with delivery off still queues replays.
     await this.installQueueSchema();
+    if (this.options.delivery === 'off') return;
     this.runner = await run({
       pgPool: this.pool,
       concurrency: this.options.concurrency,
@@ -71,13 +76,13 @@ export class WebhookQueue {
 
   /** A feed event may have been recorded. */
   wake(): void {
-    this.dispatcher.wake();
+    if (this.runner) this.dispatcher.wake();
   }
 
   /** Delivers again (a replay), with the same webhook-id; undefined for an unknown delivery. */
   async replay(deliveryId: string): Promise<WebhookDelivery | undefined> {
     const delivery = await resetDelivery(this.db, deliveryId);
-    if (delivery) await this.pool.query(`SELECT graphile_worker.add_job($1, json_build_object('deliveryId', $2::text))`, [DELIVER_TASK, deliveryId]);
+    if (delivery) await this.pool.query(`SELECT graphile_worker.add_job($1, json_build_array($2::text))`, [DELIVER_TASK, deliveryId]);
     return delivery;
   }
 
@@ -86,6 +91,11 @@ export class WebhookQueue {
     await this.runner?.stop();
     await this.options.database.close();
   }
+}
+
+/** A job's deliveries: an array of ids; `{ deliveryId }` from jobs queued before jobs carried several. */
+function deliveryIds(payload: unknown): string[] {
+  return Array.isArray(payload) ? payload.map(String) : [String((payload as { deliveryId: string }).deliveryId)];
 }
 
 function workerLogger(logger: Logger): WorkerLogger {

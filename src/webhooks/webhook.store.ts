@@ -48,23 +48,31 @@ export function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookD
   return db.selectFrom('webhook_delivery').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The delivery, its endpoint and its event, for one attempt. */
-export function deliveryToAttempt(db: Kysely<Database>, id: string) {
+/** The deliveries, each with its endpoint and its event, for one job's attempts (in id order). */
+export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
+  if (ids.length === 0) return [];
   return db.selectFrom('webhook_delivery as d')
     .innerJoin('webhook_endpoint as w', 'w.id', 'd.endpoint_id')
     .innerJoin('membership_event as e', 'e.position', 'd.event_position')
     .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at',
       'e.position', 'e.kind', 'e.user_id', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.purge_id', 'e.recorded_at'])
-    .where('d.id', '=', id)
-    .executeTakeFirst();
+    .where('d.id', 'in', ids)
+    .orderBy('d.id')
+    .execute();
 }
 
-export async function recordSuccess(db: Kysely<Database>, id: string, endpointId: string, statusCode: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.updateTable('webhook_delivery').set((eb) => ({ status: 'DELIVERED', attempts: eb('attempts', '+', 1), last_status_code: statusCode, last_error: null, delivered_at: new Date() }))
-      .where('id', '=', id).execute();
-    await trx.updateTable('webhook_endpoint').set({ consecutive_failures: 0 }).where('id', '=', endpointId).execute();
-  });
+/** Delivered, in one statement (one commit for a job's successes); their endpoints' failure streaks end. */
+export async function recordSuccesses(db: Kysely<Database>, delivered: { id: string; statusCode: number }[]): Promise<void> {
+  if (delivered.length === 0) return;
+  await sql`
+    WITH done AS (
+      UPDATE webhook_delivery d SET status = 'DELIVERED', attempts = d.attempts + 1, last_status_code = v.code, last_error = NULL, delivered_at = now()
+      FROM unnest(${delivered.map((d) => d.id)}::bigint[], ${delivered.map((d) => d.statusCode)}::int[]) AS v (id, code)
+      WHERE d.id = v.id
+      RETURNING d.endpoint_id
+    )
+    UPDATE webhook_endpoint SET consecutive_failures = 0 WHERE id IN (SELECT endpoint_id FROM done)
+  `.execute(db);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { count, group, milliseconds, setting } from '../setting.js';
 
 /** Webhook deliveries (Standard Webhooks), run by any instance on the graphile-worker queue. */
@@ -16,7 +17,17 @@ export const webhooks = group(
       count(1, 1_000_000).default(100),
       'consecutive failed attempts after which an endpoint is disabled (with the reason recorded)',
     ),
+    delivery: setting(
+      'WEBHOOK_DELIVERY',
+      z.enum(['on', 'off']).default('on'),
+      'on: this instance dispatches and attempts deliveries; off: it only records them (run delivery on other instances, off the request path)',
+    ),
     concurrency: setting('WEBHOOK_CONCURRENCY', count(1, 100).default(4), 'deliveries attempted at once per instance'),
+    dispatchCoalesceMs: setting(
+      'WEBHOOK_DISPATCH_COALESCE_MS',
+      milliseconds.default(200),
+      'how long a change waits before it is dispatched, so a burst of changes makes fewer, larger delivery jobs',
+    ),
     pollMs: setting('WEBHOOK_POLL_MS', milliseconds.default(1_000), 'how often the queue and the dispatcher look for due work without a notification'),
   },
   (settings) =>

@@ -1,0 +1,57 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { eventually, gql, startCluster, type Cluster } from './support/harness.js';
+
+const CONCURRENCY = 4;
+const LEAVES = 20;
+
+let cluster: Cluster;
+beforeAll(async () => {
+  cluster = await startCluster([]);
+  // Attempts never time out here: every delivery the receiver takes stays in flight until it answers.
+  cluster.apps.push(await cluster.startInstance({ WEBHOOK_CONCURRENCY: String(CONCURRENCY), WEBHOOK_TIMEOUT_MS: '3600000', WEBHOOK_POLL_MS: '100' }));
+});
+afterAll(() => cluster?.stop());
+
+it('leaves complete while a receiver holds every delivery open, and their deliveries wait, then arrive', async () => {
+  // A receiver that never answers, until released.
+  const held: http.ServerResponse[] = [];
+  let released = false;
+  let answered = 0;
+  const answer = (res: http.ServerResponse) => {
+    answered++;
+    res.writeHead(204).end();
+  };
+  const server = http.createServer((req, res) => req.resume().on('end', () => (released ? answer(res) : held.push(res))));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const app = cluster.apps[0]!;
+  const registered = await gql(app, `mutation ($u: String!) { registerWebhookEndpoint(url: $u, eventKinds: [LEFT, REJOINED]) { secret } }`, { u: url });
+  expect(registered.errors).toBeUndefined();
+  const leave = async (user: number) => expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { status } }`)).data).toEqual({ leaveCommunityLayer: { status: 'LEFT' } });
+  const rejoin = async (user: number) => expect((await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`)).data).toEqual({ rejoinCommunityLayer: { status: 'ACTIVE' } });
+
+  // One leave at a time until every one of the instance's delivery slots waits on the receiver.
+  for (let slot = 1; slot <= CONCURRENCY; slot++) {
+    await leave(7000 + slot);
+    await eventually(() => held.length === slot, 30_000);
+  }
+  // With all delivery stuck, leaves (and rejoins) still return, each with its answer.
+  for (let user = 7100; user < 7100 + LEAVES; user++) {
+    await leave(user);
+    await rejoin(user);
+  }
+  expect(held.length).toBe(CONCURRENCY);
+  expect(answered).toBe(0);
+  const expected = CONCURRENCY + 2 * LEAVES;
+  // Their deliveries are recorded and wait their turn: none lost, none given up.
+  const statuses = async () => (await cluster.db.query(`SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status`)).rows;
+  await eventually(async () => JSON.stringify(await statuses()) === JSON.stringify([{ status: 'PENDING', n: expected }]), 30_000);
+
+  // Released, the receiver gets every one.
+  released = true;
+  held.splice(0).forEach(answer);
+  await eventually(async () => JSON.stringify(await statuses()) === JSON.stringify([{ status: 'DELIVERED', n: expected }]), 60_000);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
