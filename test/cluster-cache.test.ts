@@ -57,6 +57,8 @@ describe.each(ROUTES)('via %s', (route) => {
         await gql(a, REJOIN, { userId });
         await eventually(() => !b.services.membership.cache.isLeft(userId));
       }
+      // Listeners hear of a change after the cache has applied it (AppliedFanOut).
+      await eventually(() => probe.lagsUs.length === 400);
       probe.stop();
       expect(probe.lagsUs.length).toBe(400);
       console.log(

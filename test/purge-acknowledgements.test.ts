@@ -1,3 +1,4 @@
+import { SettingsClient } from '@community-layer/settings-client';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { gql, token, useCluster, type Cluster } from './support/harness.js';
@@ -100,15 +101,9 @@ describe('downstream purge acknowledgements', () => {
       [{ state: 'FAILED', reason: 'feature store offline' }, { state: 'DONE', reason: null }],
     ]);
 
-    // What the settings page shows ("removed from N of M systems"): its own operation, by hash, with the user's token.
-    const html = await (await fetch(new URL('/settings', app.url))).text();
-    const documents = JSON.parse(/data-documents="([^"]*)"/.exec(html)![1]!.replace(/&quot;/g, '"')) as Record<string, string>;
-    const page = await fetch(app.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${await token('7100')}` },
-      body: JSON.stringify({ operationName: 'SettingsLatestPurge', extensions: { persistedQuery: { version: 1, sha256Hash: documents['SettingsLatestPurge'] } } }),
-    });
-    expect(((await page.json()) as { data: { communityPurges: { downstream: unknown }[] } }).data.communityPurges[0]!.downstream).toEqual({ total: 2, done: 2, failed: 0 });
+    // What the settings page shows ("removed from N of M systems"): its own client, by hash, with the user's token.
+    const page = new SettingsClient({ url: app.url, token: await token('7100') });
+    expect((await page.latestPurge())?.downstream).toEqual({ total: 2, done: 2, failed: 0 });
 
     // The late processor may still acknowledge, and then counts; a retired one neither counts nor may.
     expect((await ack('late-cache', purgeId, 'DONE')).errors).toBeUndefined();
