@@ -12,7 +12,8 @@ const DATABASE = 'failover';
 const RETRY_MS = 25;
 /** How long the failover tool takes to notice and promote (Patroni's and pg_auto_failover's are seconds). */
 const DETECTION_MS = 1_000;
-const ENVIRONMENT = { LISTENER_HEARTBEAT_MS: '500', LISTENER_HEARTBEAT_TIMEOUT_MS: '1000', LISTENER_BACKOFF_MIN_MS: '20', LISTENER_BACKOFF_MAX_MS: '200', DB_ACQUIRE_TIMEOUT_MS: '1000' };
+// The pair's database is created empty here (not from the migrated template), so the app migrates it at start.
+const ENVIRONMENT = { MIGRATE_ON_START: 'true', LISTENER_HEARTBEAT_MS: '500', LISTENER_HEARTBEAT_TIMEOUT_MS: '1000', LISTENER_BACKOFF_MIN_MS: '20', LISTENER_BACKOFF_MAX_MS: '200', DB_ACQUIRE_TIMEOUT_MS: '1000' };
 
 /** Successes of one client loop over time; the gap around `at` is its window of unavailability. */
 class Timeline {
