@@ -89,6 +89,8 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
         unexpected: instance.unexpected.slice(0, 3),
         readiness: instance.readiness,
         exit: [instance.child.exitCode, instance.child.signalCode],
+        // What a process that died said last: the reason it gave.
+        ...(instance.child.exitCode !== null ? { lastOutput: instance.server.text.slice(-2_000) } : {}),
       })),
     );
   const until = (what: string, check: () => boolean) =>
