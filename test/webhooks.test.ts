@@ -112,4 +112,16 @@ describe('webhooks', () => {
     const { rows } = await cluster.db.query(`SELECT count(*)::int AS n FROM webhook_endpoint WHERE url = 'ftp://x'`);
     expect(rows[0].n).toBe(0);
   });
+
+  it('an id beyond every stored one (above int8) names nothing: null or empty, never an internal error', async () => {
+    const huge = '18446744073709551615';
+    const answer = await gql(cluster.apps[0]!, `mutation {
+      enable: enableWebhookEndpoint(id: "${huge}") { id }
+      disable: disableWebhookEndpoint(id: "${huge}", reason: "gone") { id }
+      replay: replayWebhookDelivery(deliveryId: "${huge}") { id }
+    }`);
+    expect(answer.errors).toBeUndefined();
+    expect(answer.data).toEqual({ enable: null, disable: null, replay: null });
+    expect((await gql(cluster.apps[0]!, DELIVERIES, { id: huge })).data).toEqual({ webhookDeliveries: [] });
+  });
 });

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, DownstreamProcessorTable, PurgeAcknowledgementState } from '../db/schema.js';
+import { fitsInt8 } from '../ids/int8.js';
 import { DownstreamRefusal } from './downstream-refusal.js';
 
 /**
@@ -29,8 +30,6 @@ export interface ProcessorState {
 }
 
 const UNIQUE_VIOLATION = '23505';
-/** Ids are bigint: a UInt64 above it names nothing (and must not reach a cast that fails). */
-const MAX_ID = 2n ** 63n - 1n;
 
 export async function registerProcessor(db: Kysely<Database>, subject: string, name: string): Promise<DownstreamProcessor> {
   try {
@@ -47,7 +46,7 @@ export function listProcessors(db: Kysely<Database>): Promise<DownstreamProcesso
 
 /** It no longer counts towards any purge, nor may it acknowledge; its acknowledgements stay. */
 export async function retireProcessor(db: Kysely<Database>, id: string): Promise<DownstreamProcessor | undefined> {
-  if (BigInt(id) > MAX_ID) return undefined;
+  if (!fitsInt8(id)) return undefined;
   return db.updateTable('downstream_processor').set({ retired_at: sql<Date>`coalesce(retired_at, now())` })
     .where('id', '=', id).returningAll().executeTakeFirst();
 }
@@ -61,7 +60,7 @@ export async function acknowledgePurge(
   db: Kysely<Database>,
   ack: { subject: string; purgeId: string; state: PurgeAcknowledgementState; reason: string | null },
 ): Promise<ProcessorState> {
-  if (BigInt(ack.purgeId) > MAX_ID) throw new DownstreamRefusal('PURGE_NOT_FOUND', `There is no purge ${ack.purgeId}.`);
+  if (!fitsInt8(ack.purgeId)) throw new DownstreamRefusal('PURGE_NOT_FOUND', `There is no purge ${ack.purgeId}.`);
   const { rows } = await sql<{ processor_id: string | null; purge_id: string | null }>`
     WITH processor AS (SELECT id FROM downstream_processor WHERE subject = ${ack.subject} AND retired_at IS NULL),
          purge AS (SELECT id FROM community_purge WHERE id = ${ack.purgeId}::bigint),

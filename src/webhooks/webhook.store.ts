@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, MembershipEventKind, WebhookDeliveryTable, WebhookEndpointTable } from '../db/schema.js';
+import { fitsInt8 } from '../ids/int8.js';
 
 /** The one owner of the webhook tables (webhook_endpoint, webhook_delivery, webhook_dispatch). */
 
@@ -24,27 +25,32 @@ export function listEndpoints(db: Kysely<Database>): Promise<WebhookEndpoint[]> 
   return db.selectFrom('webhook_endpoint').select(ENDPOINT).orderBy('id').execute();
 }
 
-export function findEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
+export async function findEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
+  if (!fitsInt8(id)) return undefined;
   return db.selectFrom('webhook_endpoint').select(ENDPOINT).where('id', '=', id).executeTakeFirst();
 }
 
 /** Disables an endpoint by hand, with the operator's reason (an endpoint already disabled keeps its first). */
-export function disableEndpoint(db: Kysely<Database>, id: string, reason: string): Promise<WebhookEndpoint | undefined> {
+export async function disableEndpoint(db: Kysely<Database>, id: string, reason: string): Promise<WebhookEndpoint | undefined> {
+  if (!fitsInt8(id)) return undefined;
   return db.updateTable('webhook_endpoint').set({ disabled_at: sql<Date>`coalesce(disabled_at, now())`, disabled_reason: sql<string>`coalesce(disabled_reason, ${reason})` })
     .where('id', '=', id).returning(ENDPOINT).executeTakeFirst();
 }
 
 /** Enables a disabled endpoint again, with a clean failure count. */
-export function enableEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
+export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<WebhookEndpoint | undefined> {
+  if (!fitsInt8(id)) return undefined;
   return db.updateTable('webhook_endpoint').set({ disabled_at: null, disabled_reason: null, consecutive_failures: 0 })
     .where('id', '=', id).returning(ENDPOINT).executeTakeFirst();
 }
 
-export function listDeliveries(db: Kysely<Database>, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+export async function listDeliveries(db: Kysely<Database>, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+  if (!fitsInt8(endpointId)) return [];
   return db.selectFrom('webhook_delivery').selectAll().where('endpoint_id', '=', endpointId).orderBy('id', 'desc').limit(limit).execute();
 }
 
-export function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
+export async function findDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
+  if (!fitsInt8(id)) return undefined;
   return db.selectFrom('webhook_delivery').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
@@ -104,7 +110,8 @@ export async function recordSkipped(db: Kysely<Database>, id: string): Promise<v
 }
 
 /** Sets a delivery PENDING again (a replay): its attempts start a fresh retry period. */
-export function resetDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
+export async function resetDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
+  if (!fitsInt8(id)) return undefined;
   return db.updateTable('webhook_delivery').set({ status: 'PENDING', created_at: sql<Date>`now()`, delivered_at: null })
     .where('id', '=', id).returningAll().executeTakeFirst();
 }
