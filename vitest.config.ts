@@ -16,5 +16,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest's default is one worker per core but one (2 - 1 on this machine): the files would run
+    // one after the other, though most of their time is spent waiting on PostgreSQL, servers and
+    // clocks. Two at a time, each on a database of its own.
+    maxWorkers: 2,
   },
 });

@@ -49,5 +49,19 @@ export interface Row {
 export interface Case {
   /** The labels of the rows it returns, in order (so a crash still names them). */
   labels: readonly string[];
+  /**
+   * Run before every other case (the table keeps its order): a micro-benchmark measured while the
+   * machine is quiet, not while PostgreSQL still works off what an earlier case loaded.
+   */
+  runsFirst?: boolean;
   run(cluster: Cluster, sizes: Sizes): Promise<Row[]>;
+}
+
+/**
+ * A case that measures code in its own event loop and needs no cluster (a micro-benchmark). The
+ * bench runs it in a process of its own (fresh-process.ts), never in the one that ran other cases.
+ */
+export interface InProcessCase {
+  labels: readonly string[];
+  run(sizes: Sizes): Promise<Row[]>;
 }

@@ -105,20 +105,22 @@ const log = (message: string) => process.stderr.write(`[bench ${((performance.no
 log(`${mode}: starting embedded PostgreSQL`);
 const cluster = await startCluster();
 process.once('SIGINT', () => void cluster.stop().finally(() => process.exit(130)));
-const rows: Row[] = [];
+const rowsOf = new Map<Case, Row[]>();
 // Other work on this machine skews every figure; the 1-minute load average before each case says how much.
 const timeline: { labels: readonly string[]; seconds: number; loadAverageBefore: number }[] = [];
+// Micro-benchmarks first, while the machine is quiet; the table keeps the order of CASES.
+const order = [...selected.filter((benchCase) => benchCase.runsFirst), ...selected.filter((benchCase) => !benchCase.runsFirst)];
 try {
-  for (const benchCase of selected) {
+  for (const benchCase of order) {
     log(benchCase.labels.join(' + '));
     const caseStarted = performance.now();
     const loadAverageBefore = loadavg()[0]!;
     try {
-      rows.push(...(await benchCase.run(cluster, sizes)));
+      rowsOf.set(benchCase, await benchCase.run(cluster, sizes));
     } catch (error) {
       log(`crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       const crashed = error instanceof Error ? error.message : String(error);
-      rows.push(...benchCase.labels.map((label) => ({ case: label, figure: '', ceiling: '', ratio: null, target: '—', met: null, crashed })));
+      rowsOf.set(benchCase, benchCase.labels.map((label) => ({ case: label, figure: '', ceiling: '', ratio: null, target: '—', met: null, crashed })));
     } finally {
       await cluster.endCase();
       timeline.push({ labels: benchCase.labels, seconds: (performance.now() - caseStarted) / 1000, loadAverageBefore });
@@ -127,6 +129,7 @@ try {
 } finally {
   await cluster.stop();
 }
+const rows = selected.flatMap((benchCase) => rowsOf.get(benchCase) ?? []);
 
 const wallSeconds = (performance.now() - started) / 1000;
 const file = await writeResults({ mode, startedAt, wallSeconds, sizes, rows, timeline });

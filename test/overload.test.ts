@@ -43,7 +43,7 @@ describe('load shedding', () => {
     // Inserts into signal wait behind this lock: the first group stalls in the database.
     await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
     const stalled = post(app, SIGNAL, signalOf('7', 'stalled'));
-    await eventually(async () => (await blocker.query(`SELECT 1 FROM pg_locks WHERE NOT granted AND relation = 'signal'::regclass`)).rowCount === 1);
+    await eventually(async () => (await blocker.query(`SELECT 1 FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`)).rowCount === 1);
 
     const abort = new AbortController();
     const abandoned = post(app, SIGNAL, signalOf('7', 'abandoned'), abort.signal).catch((error: unknown) => error);
@@ -269,7 +269,7 @@ describe('the door for bulk requests', () => {
     await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
     const stalled = heldBackPost(app, bearer, batch('stalled'));
     stalled.finish();
-    const waitingOnLock = async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'signal'::regclass`)).rows[0].n;
+    const waitingOnLock = async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`)).rows[0].n;
     await eventually(async () => (await waitingOnLock()) === 1);
     expect(await metric(app, 'community_bulk_requests_in_progress')).toBe(0);
     // With one place at the door, a second batch gets in only if the first left it.

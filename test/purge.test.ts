@@ -262,7 +262,7 @@ describe('purge after SIGKILL', () => {
       const purgeId = requested.data!.purgeCommunityContributions.purgeId;
       let chunkBackend = 0;
       await eventually(async () => {
-        const { rows } = await db.query(`SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%run_community_purge_chunk%'`);
+        const { rows } = await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_community_purge_chunk%'`);
         chunkBackend = rows[0]?.pid ?? 0;
         return chunkBackend !== 0;
       }, 30_000);

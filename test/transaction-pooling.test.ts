@@ -122,7 +122,7 @@ describe('behind a transaction-pooling PgBouncer', () => {
     }
     expect(statements.length).toBeGreaterThan(100);
     expect(statements.filter((statement) => statement.name)).toEqual([]);
-    expect((await db.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'`)).rows[0].n).toBe(0);
+    expect((await db.query(`SELECT count(*)::int AS n FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND locktype = 'advisory'`)).rows[0].n).toBe(0);
     const { rows } = await db.query(
       `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
     );

@@ -21,6 +21,12 @@ if (process.argv.includes('--check')) {
   }
   console.log(`${outputs.map(([file]) => file).join(', ')} up to date`);
 } else {
-  for (const [file, text] of outputs) await writeFile(path.join(root, file), text);
-  console.log(`wrote ${outputs.map(([file]) => file).join(', ')}`);
+  // Only what changed: `npm run build` runs this while test files may be reading these files.
+  const written: string[] = [];
+  for (const [file, text] of outputs) {
+    if ((await readFile(path.join(root, file), 'utf8').catch(() => '')) === text) continue;
+    await writeFile(path.join(root, file), text);
+    written.push(file);
+  }
+  console.log(written.length > 0 ? `wrote ${written.join(', ')}` : `${outputs.map(([file]) => file).join(', ')} up to date`);
 }
