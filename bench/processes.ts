@@ -22,13 +22,16 @@ export interface ProcessOptions {
   echo?: (text: string) => void;
 }
 
+/** Several processes starting at once on a loaded machine each take far longer than one alone. */
+const READY_WITHIN_MS = 180_000;
+
 /**
  * N real server processes (one event loop each, test/support/server-process.ts) on one database,
  * each on its own loopback port; resolves once every /readyz answers 200.
  */
 export async function startServerProcesses(options: ProcessOptions): Promise<ServerProcesses> {
   const { count, ...server } = options;
-  const started = await Promise.allSettled(Array.from({ length: count }, () => startServerProcess({ ...server, ipc: true })));
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startServerProcess({ ...server, ipc: true, readyWithinMs: READY_WITHIN_MS })));
   const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const stop = async () => void (await Promise.all(servers.map((instance: ServerProcess) => instance.stop('SIGTERM'))));
   const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');
