@@ -253,6 +253,8 @@ CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btr
 
 CREATE UNIQUE INDEX leave_episode_pkey ON public.leave_episode USING btree (user_id, left_at_ns);
 
+CREATE INDEX leave_episode_rejoined_idx ON public.leave_episode USING btree (rejoined_at_ns) WHERE (rejoined_at_ns IS NOT NULL);
+
 CREATE UNIQUE INDEX membership_clock_pkey ON public.membership_clock USING btree (singleton);
 
 CREATE UNIQUE INDEX membership_event_pkey ON public.membership_event USING btree ("position");
@@ -416,6 +418,7 @@ DECLARE
   v_ids bigint[];
   v_forwarded boolean[];
   v_cohorts int[];
+  v_newest_rejoin bigint;
 BEGIN
   PERFORM require_read_committed();
   -- All the shared locks in one statement, in bucket order (lock_community_buckets takes one
@@ -426,6 +429,7 @@ BEGIN
             WHERE g.open
             ORDER BY 1) AS b;
   v_now := now_ns();
+  v_newest_rejoin := (SELECT max(e.rejoined_at_ns) FROM leave_episode e);
   WITH input AS (
     SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
       FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open, p_event_ids)
@@ -437,7 +441,8 @@ BEGIN
   ), decided AS (
     SELECT i.*, nextval('signal_id_seq') AS id,
            (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
-           greatest(v_now, m.left_at_ns, m.rejoined_at_ns) AS at_ns
+           greatest(v_now, m.left_at_ns, m.rejoined_at_ns, CASE WHEN m.user_id IS NULL AND v_now < v_newest_rejoin THEN
+             (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = i.user_id) END) AS at_ns
       FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
   ), stored AS (
     INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded, event_id)

@@ -1,4 +1,4 @@
--- version: 4
+-- version: 5
 -- Stores a whole group of signals in one statement and fans out the forwardable ones.
 --
 -- p_gate_open[i] is the in-memory gate's answer (false: the cache knows the user LEFT, so no lock
@@ -10,6 +10,13 @@
 -- read in a later statement, whose READ COMMITTED snapshot includes any leave that committed while
 -- this call waited: a group that won the lock stamps before the leave's boundary, a group that got
 -- it after the leave sees LEFT and forwards nothing.
+--
+-- A signal is stamped at or above its user's fence: the membership row's left_at_ns and
+-- rejoined_at_ns or, for a user without a row (erased while ACTIVE), the last rejoin in the leave
+-- history. So a signal after a rejoin is never below the boundary of an earlier purge, even with a
+-- clock stepped back past it: a purge's watermark (migration 0015) covers no later contribution.
+-- The history is looked up per signal only while the clock is not past everyone's newest rejoin
+-- (one index probe per call; read after the locks, so no rejoin of a locked user is missed).
 --
 -- Event ids (p_event_ids[i], NULL for none) make a signal idempotent per user. The insert skips a
 -- (user_id, event_id) that is already stored (ON CONFLICT DO NOTHING on signal_user_event_idx), and
@@ -33,6 +40,7 @@ DECLARE
   v_ids bigint[];
   v_forwarded boolean[];
   v_cohorts int[];
+  v_newest_rejoin bigint;
 BEGIN
   PERFORM require_read_committed();
   -- All the shared locks in one statement, in bucket order (lock_community_buckets takes one
@@ -43,6 +51,7 @@ BEGIN
             WHERE g.open
             ORDER BY 1) AS b;
   v_now := now_ns();
+  v_newest_rejoin := (SELECT max(e.rejoined_at_ns) FROM leave_episode e);
   WITH input AS (
     SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
       FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open, p_event_ids)
@@ -54,7 +63,8 @@ BEGIN
   ), decided AS (
     SELECT i.*, nextval('signal_id_seq') AS id,
            (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
-           greatest(v_now, m.left_at_ns, m.rejoined_at_ns) AS at_ns
+           greatest(v_now, m.left_at_ns, m.rejoined_at_ns, CASE WHEN m.user_id IS NULL AND v_now < v_newest_rejoin THEN
+             (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = i.user_id) END) AS at_ns
       FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
   ), stored AS (
     INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded, event_id)
