@@ -13,40 +13,54 @@ import { aggregateMismatches } from './support/invariants.js';
  * share a nanosecond), leaves, rejoins, purge requests and chunks of random sizes, some rolled back
  * as a crash would, against a model that knows only which signals each purge must take, in order.
  * After every step: the view holds exactly the model's contributions, every signal is kept and the
- * aggregates equal the ledger. `MODEL_RUNS` raises the number of histories.
+ * aggregates equal the ledger. Some leaves are taken with the database clock an hour ahead (as if
+ * it stepped back an hour afterwards) and some ACTIVE users' membership rows are erased: a signal
+ * after both is still stamped above every earlier boundary. `MODEL_RUNS` raises the number of histories.
  */
 const RUNS = Number(process.env.MODEL_RUNS ?? 15);
 
 type Step =
   | { t: 'send'; n: number; cohorts: number }
-  | { t: 'leave' }
+  | { t: 'leave'; ahead: boolean }
   | { t: 'rejoin' }
+  | { t: 'erase' }
   | { t: 'purge' }
   | { t: 'chunk'; size: number; crash: boolean };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ t: fc.constant('send' as const), n: fc.integer({ min: 1, max: 6 }), cohorts: fc.integer({ min: 0, max: 2 }) }) },
-  { weight: 2, arbitrary: fc.constant({ t: 'leave' as const }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant('leave' as const), ahead: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ t: 'rejoin' as const }) },
+  { weight: 1, arbitrary: fc.constant({ t: 'erase' as const }) },
   { weight: 2, arbitrary: fc.constant({ t: 'purge' as const }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant('chunk' as const), size: fc.integer({ min: 1, max: 3 }), crash: fc.boolean() }) },
 );
 
 const send = (n: number, cohorts = 1): Step => ({ t: 'send', n, cohorts });
 const chunk = (size: number, crash = false): Step => ({ t: 'chunk', size, crash });
+const leave = (ahead = false): Step => ({ t: 'leave', ahead });
 /**
  * Always run: a chunk ending inside a call's nanosecond, a crashed chunk, a refused rejoin, a
  * purge that finds nothing, signals after a rejoin below no watermark, a re-purge after a later
  * leave, and a second rejoin, leave and purge.
  */
 const EXAMPLE: Step[] = [
-  send(5, 2), { t: 'leave' }, send(2), { t: 'purge' }, chunk(2), chunk(2, true), { t: 'rejoin' }, chunk(3), { t: 'purge' },
-  { t: 'rejoin' }, send(4), { t: 'leave' }, { t: 'purge' }, chunk(1), { t: 'leave' }, chunk(3), chunk(1),
-  { t: 'rejoin' }, send(3, 0), { t: 'leave' }, { t: 'purge' }, chunk(3),
+  send(5, 2), leave(), send(2), { t: 'purge' }, chunk(2), chunk(2, true), { t: 'rejoin' }, chunk(3), { t: 'purge' },
+  { t: 'rejoin' }, send(4), leave(), { t: 'purge' }, chunk(1), leave(), chunk(3), chunk(1),
+  { t: 'rejoin' }, send(3, 0), leave(), { t: 'purge' }, chunk(3),
+];
+/**
+ * Always run too: a purge bounded by a leave the clock later steps back from, then a rejoin, the
+ * membership row erased (refused while LEFT) and signals whose only fence is the leave history.
+ */
+const CLOCK_STEPPED_BACK: Step[] = [
+  send(2), leave(true), { t: 'erase' }, { t: 'purge' }, chunk(4), { t: 'rejoin' }, { t: 'erase' }, send(3, 1), { t: 'erase' }, send(1),
 ];
 
 let app: App;
 let db: pg.Client;
+/** A session whose database clock (now_ns) runs an hour ahead: leaving here, then stamping anywhere else, is a clock stepped back. */
+let ahead: pg.Client;
 let nextUser = 9_100;
 
 beforeAll(async () => {
@@ -54,9 +68,14 @@ beforeAll(async () => {
   // The test runs the chunks itself: the app's worker never polls.
   app = await startApp(url, { PURGE_POLL_MS: '3600000' });
   db = await sqlClient(url);
+  await db.query(`CREATE SCHEMA clock_ahead;
+    CREATE FUNCTION clock_ahead.now_ns() RETURNS bigint LANGUAGE sql AS 'SELECT public.now_ns() + 3600000000000'`);
+  ahead = await sqlClient(url);
+  await ahead.query('SET search_path = clock_ahead, public');
 });
 
 afterAll(async () => {
+  await ahead?.end();
   await db?.end();
   await app?.stop();
 });
@@ -95,8 +114,13 @@ async function step(model: Model, s: Step): Promise<void> {
     }
     model.sent += s.n;
   } else if (s.t === 'leave') {
-    expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { status } }`)).errors).toBeUndefined();
+    if (s.ahead) await ahead.query('SELECT leave_community_layer($1)', [user]);
+    else expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${user}") { status } }`)).errors).toBeUndefined();
     model.left = true;
+  } else if (s.t === 'erase') {
+    const erase = db.query('DELETE FROM community_membership WHERE user_id = $1', [user]);
+    if (model.left) await expect(erase).rejects.toMatchObject({ code: '23000' });
+    else await erase;
   } else if (s.t === 'rejoin') {
     const response = await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`);
     if (model.pending) {
@@ -156,7 +180,7 @@ describe('purge watermark, model-based', () => {
         // Finish what is running, so the next history starts with no purge waiting.
         while (model.pending) await step(model, { t: 'chunk', size: 4, crash: false });
       }),
-      { numRuns: RUNS, examples: [[EXAMPLE]] },
+      { numRuns: RUNS, examples: [[EXAMPLE], [CLOCK_STEPPED_BACK]] },
     );
   }, 120_000);
 

@@ -15,6 +15,8 @@ import * as membershipFeed from './0013_membership_feed.js';
 import * as webhooks from './0014_webhooks.js';
 import * as purgeWatermark from './0015_purge_watermark.js';
 import * as purgeAcknowledgements from './0016_purge_acknowledgements.js';
+import * as ingestFence from './0017_ingest_fence.js';
+import * as ingestPlainInsert from './0018_ingest_plain_insert.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +36,6 @@ export const migrations: Record<string, Migration> = {
   '0014_webhooks': webhooks,
   '0015_purge_watermark': purgeWatermark,
   '0016_purge_acknowledgements': purgeAcknowledgements,
+  '0017_ingest_fence': ingestFence,
+  '0018_ingest_plain_insert': ingestPlainInsert,
 };
