@@ -138,8 +138,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     ],
     readinessDetails: () => ({ durability: durability.current }),
   });
-  let url = '';
-  let metricsUrl = '';
+  let [url, metricsUrl] = ['', ''];
 
   return {
     services,
@@ -195,6 +194,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       await membership.stop();
       await database.close();
       await tracing.shutdown();
+      requestScope.disable(); // while enabled, every later async resource in the process carries a slot for it
     },
   };
 }

@@ -67,11 +67,11 @@ export class MembershipStatusFeed {
     let subscriber: StateSubscriber | null = null;
     return this.caps.stream<MembershipState>(
       userId,
-      async (push, stop) => {
+      // Not async: an idle stream then holds no suspended frame (its end reaches `release` anyway).
+      (push, stop) => {
         if (this.closed) return stop();
         subscriber = newVersionsOnly(push, stop);
         this.follow(userId, subscriber);
-        await stop;
       },
       () => {
         if (subscriber) this.unfollow(userId, subscriber);

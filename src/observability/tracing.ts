@@ -39,7 +39,9 @@ const EXPORT_TIMEOUT_MS = 10_000;
  */
 export function startTracing(config: TracingConfig, instanceId: string): Tracing {
   if (!config.exporter) return { tracer: new ProxyTracerProvider().getTracer(TRACER_NAME), enabled: false, shutdown: async () => {} };
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // Enabled only if it becomes the global one: another enabled store would tax every async resource.
+  const manager = new AsyncLocalStorageContextManager();
+  if (context.setGlobalContextManager(manager)) manager.enable();
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, 'service.instance.id': instanceId }),
     sampler: sampler(config.sampler, config.samplerArg),
