@@ -105,6 +105,10 @@ export function createGraphQLServer(
     // GraphQL multipart *requests* (file uploads) are not part of this API; multipart *responses*
     // (Apollo Client's subscriptions over HTTP) are, and do not depend on this.
     multipart: false,
+    // http.ts refuses a POST without a Content-Length within BODY_LIMIT_BYTES before Yoga runs, and
+    // Node reads no more than that; Yoga's own limit would pipe every body through a counting
+    // stream (a TransformStream, a second Request and an AbortController per request).
+    maxRequestBodySize: false,
     cors:
       config.http.corsOrigins.length > 0
         ? {
