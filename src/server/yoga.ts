@@ -42,8 +42,8 @@ export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 export type OperationLimitsPlugin = (limits: OperationLimits) => Plugin | object;
 
 /**
- * Layers of a request that the bench's per-layer breakdown leaves out, one at a time, to price each
- * (AppOptions.without: a bench switch, never configuration).
+ * Layers of a request, which the bench leaves out together to price them beside its per-layer
+ * profile (AppOptions.without: a bench switch, never configuration).
  */
 export type RequestLayer =
   | 'singleConnectionSSE' | 'jsonBodies' | 'strictUtf8Body' | 'csrf' | 'trustedDocuments' | 'inputErrorCodes' | 'compiledExecution' | 'operationMetrics'
