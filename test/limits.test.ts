@@ -130,6 +130,16 @@ describe('the cost model reads variables and list arguments, and counts every al
     await expectRefused(operation(query, { n: 1000 }), 'QUERY_TOO_COMPLEX');
   });
 
+  it('a document measured before is measured anew with new variables, however its fragments are spread', async () => {
+    const page = 'fragment P on Query { communityContributions(userId: "1", first: $n) { edges { node { signalId } } } }';
+    const once = `query ($n: Int) { ...P } ${page}`;
+    const twice = `query ($n: Int) { ... on Query { ...P } ... on Query { ...P } } ${page}`;
+    expect((await post(operation(twice, { n: 1 }))).status).toBe(200);
+    const [single] = await expectRefused(operation(once, { n: 100_000 }), 'QUERY_TOO_COMPLEX');
+    const [double] = await expectRefused(operation(twice, { n: 100_000 }), 'QUERY_TOO_COMPLEX');
+    expect(double!.extensions['cost']).toBe(2 * (single!.extensions['cost'] as number));
+  });
+
   it('the length of signals(inputs) counts: a list in a variable costs what the same list costs as a literal', async () => {
     const strict = await startApp(cluster.databaseUrl, { GRAPHQL_MAX_COST: '50' }, { membershipSync: false });
     try {

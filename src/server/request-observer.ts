@@ -37,7 +37,7 @@ export function countSignals(scope: AsyncLocalStorage<{ record?: RequestRecord }
   };
 }
 
-/** No span and no access-log line (the bench's per-layer breakdown prices the observer this way). */
+/** No span and no access-log line (the bench leaves the observer out with the other request layers to price them). */
 export const unobserved: RequestObserver = () => ({ context: ROOT_CONTEXT, record: { operationName: null, operationType: null, signals: 0 } });
 
 const ROUTES = new Set(['/graphql', '/settings', '/']);

@@ -28,7 +28,7 @@ export interface TransportsOptions {
   readiness: Probe[];
   readinessDetails: () => Record<string, unknown>;
   operationLimits: OperationLimitsPlugin | undefined;
-  /** Request layers left out (the bench's per-layer breakdown only). */
+  /** Request layers left out (the bench only, to price them together). */
   without?: readonly RequestLayer[];
   /** Persisted documents registered at run time (operators; APQ in `allow` mode), shared by instances. */
   documents: DocumentRegistry;

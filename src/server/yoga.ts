@@ -42,8 +42,8 @@ export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 export type OperationLimitsPlugin = (limits: OperationLimits) => Plugin | object;
 
 /**
- * Layers of a request that the bench's per-layer breakdown leaves out, one at a time, to price each
- * (AppOptions.without: a bench switch, never configuration).
+ * Layers of a request, which the bench leaves out together to price them beside its per-layer
+ * profile (AppOptions.without: a bench switch, never configuration).
  */
 export type RequestLayer =
   | 'singleConnectionSSE' | 'jsonBodies' | 'strictUtf8Body' | 'csrf' | 'trustedDocuments' | 'inputErrorCodes' | 'compiledExecution' | 'operationMetrics'
@@ -105,6 +105,10 @@ export function createGraphQLServer(
     // GraphQL multipart *requests* (file uploads) are not part of this API; multipart *responses*
     // (Apollo Client's subscriptions over HTTP) are, and do not depend on this.
     multipart: false,
+    // http.ts refuses a POST without a Content-Length within BODY_LIMIT_BYTES before Yoga runs, and
+    // Node reads no more than that; Yoga's own limit would pipe every body through a counting
+    // stream (a TransformStream, a second Request and an AbortController per request).
+    maxRequestBodySize: false,
     cors:
       config.http.corsOrigins.length > 0
         ? {

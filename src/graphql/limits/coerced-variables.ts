@@ -24,7 +24,7 @@ export function coercedVariables(
   raw: Record<string, unknown>,
 ): Record<string, unknown> | null {
   const asIs = definitions.every((definition) => {
-    const type = typeFromAST(schema, definition.type) as GraphQLInputType | undefined;
+    const type = variableType(schema, definition);
     const value = raw[definition.variable.name.value];
     // Absent: coercion fills in a default or refuses a missing non-null one; either is not "as is".
     if (value === undefined) return type !== undefined && definition.defaultValue === undefined && !isNonNullType(type);
@@ -33,6 +33,16 @@ export function coercedVariables(
   if (asIs) return raw;
   const variables = getVariableValues(schema, definitions, raw, { maxErrors: 1 });
   return variables.errors ? null : variables.coerced;
+}
+
+/** Each variable's type, per schema and definition (typeFromAST builds a new wrapper type every time). */
+const variableTypes = new WeakMap<GraphQLSchema, WeakMap<VariableDefinitionNode, GraphQLInputType | undefined>>();
+
+function variableType(schema: GraphQLSchema, definition: VariableDefinitionNode): GraphQLInputType | undefined {
+  let types = variableTypes.get(schema);
+  if (!types) variableTypes.set(schema, (types = new WeakMap()));
+  if (!types.has(definition)) types.set(definition, typeFromAST(schema, definition.type) as GraphQLInputType | undefined);
+  return types.get(definition);
 }
 
 /** Input fields per type, listed once (graphql-js lists them anew for every object it coerces). */

@@ -29,6 +29,13 @@ export interface Measure extends Writes {
 const NOTHING: Measure = { cost: 0, signals: 0, cohortAttributions: 0 };
 
 /**
+ * Measures of selections with no cost declaration in them (no fragment's either), per type and
+ * inherited list size: only declarations read arguments, so these do not depend on the variables,
+ * and a document seen before pays a lookup for them (a `signal`'s whole payload).
+ */
+const invariantMeasures = new WeakMap<SelectionSetNode, Map<string, Measure>>();
+
+/**
  * The one cost model: what an operation can return (`cost`) and write (`signals`,
  * `cohortAttributions`), from its document and its coerced variables, so `first: $n` counts like
  * `first: 500` and a 1000-entry `$inputs` like a 1000-entry literal. Every alias and every fragment
@@ -63,7 +70,9 @@ export function measureOperation(
 
 class CostWalk {
   /** Per fragment and inherited list size: a fragment spread many times is measured once. */
-  private readonly fragmentMeasures = new Map<string, Measure>();
+  private readonly fragmentMeasures = new Map<string, { measure: Measure; declarations: number }>();
+  /** Cost declarations read so far: a selection that adds none is invariant. */
+  private declarations = 0;
 
   constructor(
     private readonly schema: GraphQLSchema,
@@ -72,6 +81,10 @@ class CostWalk {
   ) {}
 
   selection(selectionSet: SelectionSetNode, type: GraphQLCompositeType, inheritedSize: number | undefined): Measure {
+    const key = `${type.name}\u0000${inheritedSize ?? ''}`;
+    const invariant = invariantMeasures.get(selectionSet)?.get(key);
+    if (invariant) return invariant;
+    const declarationsBefore = this.declarations;
     let total = NOTHING;
     for (const selection of selectionSet.selections) {
       let part: Measure;
@@ -84,19 +97,29 @@ class CostWalk {
       }
       total = add(total, part, 1);
     }
+    if (this.declarations === declarationsBefore) {
+      let measures = invariantMeasures.get(selectionSet);
+      if (!measures) invariantMeasures.set(selectionSet, (measures = new Map()));
+      measures.set(key, total);
+    }
     return total;
   }
 
   private fragment(name: string, inheritedSize: number | undefined): Measure {
     const key = `${name}\u0000${inheritedSize ?? ''}`;
     const known = this.fragmentMeasures.get(key);
-    if (known) return known;
+    if (known) {
+      // Spread again: it reads the same declarations again, so the selection around it is not invariant.
+      this.declarations += known.declarations;
+      return known.measure;
+    }
     const fragment = this.fragments.get(name);
     const type = fragment && this.conditionType(fragment.typeCondition.name.value);
     // Validation already refused unknown fragments and cycles; the guard keeps this total.
-    this.fragmentMeasures.set(key, NOTHING);
+    this.fragmentMeasures.set(key, { measure: NOTHING, declarations: 0 });
+    const declarationsBefore = this.declarations;
     const measure = fragment && type ? this.selection(fragment.selectionSet, type, inheritedSize) : NOTHING;
-    this.fragmentMeasures.set(key, measure);
+    this.fragmentMeasures.set(key, { measure, declarations: this.declarations - declarationsBefore });
     return measure;
   }
 
@@ -107,6 +130,7 @@ class CostWalk {
     const declaration = definition.extensions?.[COST_EXTENSION] as FieldCost<Record<string, unknown>> | undefined;
     let args: Record<string, unknown> = {};
     if (declaration) {
+      this.declarations++;
       try {
         args = getArgumentValues(definition, node, this.variables);
       } catch {
