@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import type { HostileOptions, HostileSample } from './hostile.js';
 
 // Runs in a child process (see hostile.ts): the attack must not share the server's event loop.
-const sample: HostileSample = { trickleConnections: 0, tricklesEnded: 0, floodSent: 0, floodOverloaded: 0, floodAdmitted: 0, floodOther: 0, firstOther: null };
+const sample: HostileSample = { trickleConnections: 0, tricklesEnded: 0, tricklesRefused: 0, floodSent: 0, floodOverloaded: 0, floodAdmitted: 0, floodOther: 0, firstOther: null };
 /**
  * The attacker is another host: its own loopback address (127.0.0.0/8 is all loopback), so the
  * per-address caps tell it from the legitimate clients on 127.0.0.1, as they would on a network.
@@ -22,7 +22,12 @@ let stopped = false;
 const clients: Client[] = [];
 const sockets = new Set<net.Socket>();
 
-/** A POST that announces a large body and sends it a byte a second, again as soon as the server lets go. */
+/**
+ * A POST that announces a large body and sends it a byte a second, again as soon as the server cuts
+ * it; refused at once (503: its address or token holds its share of places), it comes back after
+ * the same second. Reconnecting at once instead made 32 trickles a flood of thousands of requests a
+ * second from one address, another attack (case 7's; a connection rate limit in front is its answer).
+ */
 function trickle(options: HostileOptions): void {
   if (stopped) return;
   const url = new URL(options.url);
@@ -30,6 +35,7 @@ function trickle(options: HostileOptions): void {
   sockets.add(socket);
   sample.trickleConnections++;
   let timer: NodeJS.Timeout | undefined;
+  let refused = false;
   socket.once('connect', () => {
     socket.write(
       `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
@@ -37,14 +43,18 @@ function trickle(options: HostileOptions): void {
     );
     timer = setInterval(() => socket.write(' '), 1000);
   });
-  socket.on('data', () => socket.destroy());
+  socket.on('data', (data: Buffer) => {
+    refused ||= data.toString('latin1').startsWith('HTTP/1.1 503');
+    socket.destroy();
+  });
   socket.once('error', () => socket.destroy());
   socket.once('close', () => {
     clearInterval(timer);
     sockets.delete(socket);
     if (stopped) return;
     sample.tricklesEnded++;
-    trickle(options);
+    if (refused) sample.tricklesRefused++;
+    setTimeout(() => trickle(options), refused ? 1000 : 0);
   });
 }
 

@@ -18,6 +18,8 @@ export interface HostileSample {
   trickleConnections: number;
   /** Trickles the server ended (a response, a cut connection) before they finished their body. */
   tricklesEnded: number;
+  /** Of those, refused at once (503): they come back a second later. */
+  tricklesRefused: number;
   floodSent: number;
   floodOverloaded: number;
   floodAdmitted: number;

@@ -49,7 +49,7 @@ export const hostile: Case = {
     return [
       {
         case: THROUGHPUT,
-        figure: `${num(underAttack.okMs.length)} of ${num(underAttack.sent)} answered (${num(underAttack.shedMs.length)} shed) at ${num(ratePerSec)} req/s of ${BATCH}; attack: ${num(attacked.tricklesEnded)} trickles cut, WebSocket ${num(attacked.floodOverloaded)} OVERLOADED / ${num(attacked.floodAdmitted)} admitted`,
+        figure: `${num(underAttack.okMs.length)} of ${num(underAttack.sent)} answered (${num(underAttack.shedMs.length)} shed) at ${num(ratePerSec)} req/s of ${BATCH}; attack: ${num(attacked.tricklesEnded)} trickles cut (${num(attacked.tricklesRefused)} refused at once), WebSocket ${num(attacked.floodOverloaded)} OVERLOADED / ${num(attacked.floodAdmitted)} admitted`,
         ceiling: `at rest ${num(rest.okMs.length)} of ${num(rest.sent)} answered; capacity ${num(capacity.perSecond)} req/s`,
         ratio: throughputRatio,
         target: '≥ 0.8',

@@ -61,8 +61,8 @@ export class Metrics {
 
   /** Bulk requests past the door and waiting at it, read when scraped. */
   observeBulkRequests(door: { readonly inProgressCount: number; readonly waitingCount: number }): void {
-    scrapedGauge(this.registry, 'community_bulk_requests_in_progress', 'Requests with bulk bodies (batches) being read, decoded or written on this instance.', () => door.inProgressCount);
-    scrapedGauge(this.registry, 'community_bulk_requests_waiting', 'Requests with bulk bodies waiting, unread, for one ahead of them to finish.', () => door.waitingCount);
+    scrapedGauge(this.registry, 'community_bulk_requests_in_progress', 'Requests with bulk bodies (batches) being decoded on this instance.', () => door.inProgressCount);
+    scrapedGauge(this.registry, 'community_bulk_requests_waiting', 'Requests with bulk bodies at the door, not decoding: their bodies arriving, or arrived and waiting for a place.', () => door.waitingCount);
   }
 
   /** The token key source's state, read when scraped (fetch counts only for a remote key set). */

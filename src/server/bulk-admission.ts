@@ -1,11 +1,12 @@
 import type http from 'node:http';
+import { receiveBody, withBody } from './received-body.js';
 
 export interface BulkAdmissionOptions {
   /** A POST body longer than this is bulk (a batch of signals, say); shorter ones always enter. */
   requestBytes: number;
   /** Bulk requests being read and decoded at once. */
   maxInProgress: number;
-  /** Bulk requests waiting at the door, their bodies unread; beyond this they are refused. */
+  /** Bulk requests at the door besides those: bodies arriving, or arrived and waiting for a place; beyond this they are refused. */
   maxWaiting: number;
   /** Places (in progress or waiting) one client address may hold; 0: no cap. */
   maxPerAddress: number;
@@ -26,16 +27,19 @@ export interface BulkClient {
 }
 
 export interface AdmissionOutcome {
-  /** `decoded` (bulk requests only) frees the request's place early, once its CPU-heavy part is done. */
-  enter(decoded?: () => void): void;
+  /**
+   * `decoded` (bulk requests only) frees the request's place early, once its CPU-heavy part is
+   * done; `received` is the request to hand on, its body already read (bulk HTTP requests only).
+   */
+  enter(decoded?: () => void, received?: http.IncomingMessage): void;
   refuse(): void;
   /** The body did not arrive within `bodyTimeoutMs` (408). */
   timeOut(): void;
 }
 
-/** `req` and `res` null: an operation of a socket (admitOperation), which leaves the line only by entering or being refused. */
+/** `received` and `res` null: an operation of a socket (admitOperation), which leaves the line only by entering or being refused. */
 interface Ticket {
-  req: http.IncomingMessage | null;
+  received: http.IncomingMessage | null;
   res: http.ServerResponse | null;
   client: BulkClient;
   outcome: AdmissionOutcome;
@@ -44,27 +48,31 @@ interface Ticket {
 /**
  * The door for bulk requests, ahead of the body parser. Reading, parsing and coercing a batch is
  * the event loop's costliest work, so it is what must be bounded and refused under a flood, before
- * the body is read, not after. At most `maxInProgress` bulk requests are being decoded, and none
- * enters while the event loop is busy; up to `maxWaiting` more wait at the door unread (their bytes
- * stay in the socket, costing nothing); anything beyond, or anything while the signal queue is
- * full, is refused at once. A request leaves the door once decoded: waiting for its commit costs no
- * CPU and the signal queue bounds that stage. Small requests (a status read, a leave, one signal)
+ * anything is parsed, not after. At most `maxInProgress` bulk requests are being decoded, and none
+ * enters while the event loop is busy; up to `maxWaiting` more are at the door, their bodies
+ * arriving (read into memory, so at most `maxInProgress + maxWaiting` bodies of the body limit) or
+ * arrived and waiting; anything beyond, or anything while the signal queue is full, is refused at
+ * once, its body unread. A place to decode is taken only once the body is whole, so a slow body
+ * delays no one else's batch. A request leaves the door once decoded: waiting for its commit costs
+ * no CPU and the signal queue bounds that stage. Small requests (a status read, a leave, one signal)
  * never wait behind a batch, which keeps them fast while batches are shed. Envoy's circuit
  * breakers (max requests, max pending) have the same shape.
  *
- * Against slow and hostile clients: a request in progress must send its whole body within
- * `bodyTimeoutMs` (a trickle would hold the place for as long as it liked), and one address or one
- * credential holds only so many places, so it cannot fill the line for everyone else.
+ * Against slow and hostile clients: an admitted request must send its whole body within
+ * `bodyTimeoutMs` (a trickle would hold its place in the line for as long as it liked), and one
+ * address or one credential holds only so many places, so it cannot fill the line for everyone else.
  */
 export class BulkAdmission {
   private inProgress = 0;
+  private receiving = 0;
   private readonly waiting: Ticket[] = [];
   private readonly held = new Map<string, number>();
 
   constructor(private readonly options: BulkAdmissionOptions) {}
 
+  /** At the door, not decoding: bodies arriving, or arrived and waiting for a place. */
   get waitingCount(): number {
-    return this.waiting.length;
+    return this.receiving + this.waiting.length;
   }
 
   get inProgressCount(): number {
@@ -76,17 +84,26 @@ export class BulkAdmission {
     return req.method === 'POST' && Number(req.headers['content-length']) > this.options.requestBytes;
   }
 
-  /** Enters now, later (when a bulk request ahead of it is decoded), or is refused. */
+  /** Once its body has arrived, enters now or later (when a bulk request ahead of it is decoded); or is refused, or times out. */
   admit(req: http.IncomingMessage, res: http.ServerResponse, client: BulkClient, outcome: AdmissionOutcome): void {
     if (!this.isBulk(req)) return outcome.enter();
-    if (this.options.saturated() || !this.hold(client)) return outcome.refuse();
+    if (this.full() || !this.hold(client)) return outcome.refuse();
     res.once('close', () => this.release(client));
-    const ticket = { req, res, client, outcome };
-    if (!this.line(ticket)) return;
-    // A client that gives up while waiting leaves the line.
-    res.once('close', () => {
-      const index = this.waiting.indexOf(ticket);
-      if (index >= 0) this.waiting.splice(index, 1);
+    this.receiving++;
+    void receiveBody(req, this.options.bodyTimeoutMs).then((reception) => {
+      this.receiving--;
+      if (reception === 'gone') return this.next();
+      if (reception === 'late') {
+        outcome.timeOut();
+        return this.next();
+      }
+      const ticket = { received: withBody(req, reception.body), res, client, outcome };
+      if (!this.line(ticket)) return;
+      // A client that gives up while waiting leaves the line.
+      res.once('close', () => {
+        const index = this.waiting.indexOf(ticket);
+        if (index >= 0) this.waiting.splice(index, 1);
+      });
     });
   }
 
@@ -97,7 +114,7 @@ export class BulkAdmission {
    */
   admitOperation(bytes: number, client: BulkClient): Promise<(() => void) | null> {
     if (!this.isBulkOperation(bytes)) return Promise.resolve(() => undefined);
-    if (this.options.saturated() || !this.hold(client)) return Promise.resolve(null);
+    if (this.full() || !this.hold(client)) return Promise.resolve(null);
     return new Promise((resolve) => {
       const release = () => this.release(client);
       const outcome: AdmissionOutcome = {
@@ -112,7 +129,7 @@ export class BulkAdmission {
         },
         timeOut: () => undefined,
       };
-      this.line({ req: null, res: null, client, outcome });
+      this.line({ received: null, res: null, client, outcome });
     });
   }
 
@@ -120,18 +137,16 @@ export class BulkAdmission {
     return bytes > this.options.requestBytes;
   }
 
-  /** Enters now, or refuses, or joins the line (true: it waits in the line). */
+  /** No room for another bulk request (decoding, arriving or waiting), or the signal queue is full. */
+  private full(): boolean {
+    return this.options.saturated() || this.inProgress + this.receiving + this.waiting.length >= this.options.maxInProgress + this.options.maxWaiting;
+  }
+
+  /** Joins the line, behind any waiting already, and enters if there is room (true: it still waits); its room was counted at admission. */
   private line(ticket: Ticket): boolean {
-    if (this.inProgress < this.options.maxInProgress && !this.options.busy()) {
-      this.enter(ticket);
-      return false;
-    }
-    if (this.waiting.length >= this.options.maxWaiting) {
-      ticket.outcome.refuse();
-      return false;
-    }
     this.waiting.push(ticket);
-    return true;
+    this.next();
+    return this.waiting.includes(ticket);
   }
 
   /** Lets waiting requests in while there is room (called when one leaves, and when the loop has room again). */
@@ -143,27 +158,17 @@ export class BulkAdmission {
     }
   }
 
-  private enter({ req, res, outcome }: Ticket): void {
+  private enter({ received, res, outcome }: Ticket): void {
     this.inProgress++;
     let left = false;
     const leave = () => {
       if (left) return;
       left = true;
-      clearTimeout(deadline);
       this.inProgress--;
       this.next();
     };
-    // A socket's operation arrived whole: only a request body can trickle.
-    const deadline = req
-      ? setTimeout(() => {
-          if (req.readableEnded) return;
-          leave();
-          outcome.timeOut();
-        }, this.options.bodyTimeoutMs)
-      : undefined;
-    req?.once('end', () => clearTimeout(deadline));
     res?.once('close', leave);
-    outcome.enter(leave);
+    outcome.enter(leave, received ?? undefined);
   }
 
   /** Takes a place for the client's address and credential, unless either holds its cap already. */

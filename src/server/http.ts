@@ -50,7 +50,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /** /graphql (Yoga, and graphql-ws on upgrade), /healthz (process up), /readyz (able to serve correctly); metrics have their own listener. */
 export function createHttpServer(options: HttpServerOptions): http.Server {
-  // A client that trickles its body holds a place at the bulk door: it gets 30 s, not Node's 300.
+  // Any request gets 30 s to arrive, not Node's 300 (bulk bodies get BULK_BODY_TIMEOUT_MS).
   const server = http.createServer({ requestTimeout: REQUEST_RECEIVE_TIMEOUT_MS }, (req, res) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
@@ -70,9 +70,10 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
     // In the request's own trace context even when the door lets it in later, from another request's turn.
-    const enter = (decoded?: () => void) =>
+    // A bulk request comes back with its body read (`received`): Yoga reads that one.
+    const enter = (decoded?: () => void, received = req) =>
       context.with(observed.context, () =>
-        options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(req, res, { requestId })),
+        options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(received, res, { requestId })),
       );
     if (!options.bulkAdmission.isBulk(req)) return enter();
     void admitBulk(req, res, requestId, options, enter);
@@ -95,7 +96,7 @@ async function admitBulk(
   res: http.ServerResponse,
   requestId: string,
   options: HttpServerOptions,
-  enter: (decoded?: () => void) => void,
+  enter: (decoded?: () => void, received?: http.IncomingMessage) => void,
 ): Promise<void> {
   const streamToken = req.headers[TOKEN_HEADER_KEY];
   const reserved = typeof streamToken === 'string' && options.streamTokens.verify(streamToken);

@@ -30,7 +30,7 @@ export const http = group({
 export const bulk = group({
   requestBytes: setting('BULK_REQUEST_BYTES', bytes.default(4096), 'a longer POST body is bulk (a batch): it passes the door below'),
   maxInProgress: setting('BULK_REQUESTS_MAX', count(1, 10_000).default(1), 'bulk requests decoded at once'),
-  maxWaiting: setting('BULK_REQUESTS_WAITING_MAX', count(0, 100_000).default(32), 'bulk requests waiting, unread, for a place; beyond them 503 `OVERLOADED`'),
+  maxWaiting: setting('BULK_REQUESTS_WAITING_MAX', count(0, 100_000).default(32), 'bulk requests at the door besides those decoding: bodies arriving (read into memory) or arrived and waiting for a place; beyond them 503 `OVERLOADED`'),
   maxEventLoopUtilization: setting(
     'BULK_MAX_EVENT_LOOP_UTILIZATION',
     z.coerce.number().min(0.1).max(1).default(0.9),
@@ -38,7 +38,7 @@ export const bulk = group({
   ),
   maxPerAddress: setting('BULK_REQUESTS_PER_ADDRESS_MAX', count(0, 100_000).default(8), 'places (decoding or waiting) one client address may hold; `0`: no cap (behind a proxy every client shares its address)'),
   maxPerCredential: setting('BULK_REQUESTS_PER_CREDENTIAL_MAX', count(0, 100_000).default(8), 'places one bearer token may hold; `0`: no cap'),
-  bodyTimeoutMs: setting('BULK_BODY_TIMEOUT_MS', milliseconds.default(5_000), 'an admitted bulk request must send its whole body within this, else 408 and its place is freed'),
+  bodyTimeoutMs: setting('BULK_BODY_TIMEOUT_MS', milliseconds.default(5_000), 'an admitted bulk request must send its whole body within this, else 408 and its place is freed; a body still arriving holds no place to decode'),
 });
 
 /** Prometheus metrics, on a listener of their own: the API port is public. */
