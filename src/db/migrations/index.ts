@@ -16,7 +16,6 @@ import * as webhooks from './0014_webhooks.js';
 import * as purgeWatermark from './0015_purge_watermark.js';
 import * as purgeAcknowledgements from './0016_purge_acknowledgements.js';
 import * as ingestFence from './0017_ingest_fence.js';
-import * as ingestPlainInsert from './0018_ingest_plain_insert.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -37,5 +36,4 @@ export const migrations: Record<string, Migration> = {
   '0015_purge_watermark': purgeWatermark,
   '0016_purge_acknowledgements': purgeAcknowledgements,
   '0017_ingest_fence': ingestFence,
-  '0018_ingest_plain_insert': ingestPlainInsert,
 };

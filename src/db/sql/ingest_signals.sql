@@ -1,4 +1,4 @@
--- version: 6
+-- version: 5
 -- Stores a whole group of signals in one statement and fans out the forwardable ones.
 --
 -- p_gate_open[i] is the in-memory gate's answer (false: the cache knows the user LEFT, so no lock
@@ -18,18 +18,15 @@
 -- The history is looked up per signal only while the clock is not past everyone's newest rejoin
 -- (one index probe per call; read after the locks, so no rejoin of a locked user is missed).
 --
--- Event ids (p_event_ids[i], NULL for none) make a signal idempotent per user: a (user_id, event_id)
--- already stored is skipped, and only rows actually inserted reach the ledger and the aggregates. A
--- skipped signal is answered with the stored one's outcome and r_duplicate: the original decision
--- stands, a duplicate never re-enters the gate. Within one call the first occurrence wins.
--- Duplicates are rare (resends), so the group goes in as a plain INSERT: signal_user_event_idx checks
--- each key in the descent that inserts it (ON CONFLICT would check each key first, a second descent
--- per signal). A taken key fails the attempt (unique_violation); it is rolled back, the signals whose
--- keys are stored by then or repeat an earlier one in the group are skipped, and the rest goes in
--- again. A key that another transaction inserted and has not committed makes the insert wait for it;
--- its row is then visible only to a later statement, hence the lookups after a failed attempt and the
--- second lookup at the end (run only when something was skipped). Rows go in by key, then input
--- order: one key order keeps two groups from deadlocking on each other's keys.
+-- Event ids (p_event_ids[i], NULL for none) make a signal idempotent per user. The insert skips a
+-- (user_id, event_id) that is already stored (ON CONFLICT DO NOTHING on signal_user_event_idx), and
+-- only rows it actually inserted reach the ledger and the aggregates. A skipped signal is answered
+-- with the stored one's outcome and r_duplicate: the original decision stands, a duplicate never
+-- re-enters the gate. Within one call the first occurrence wins (rows go in by key, then input
+-- order; one key order also keeps two groups from deadlocking on each other's keys). A key that
+-- another transaction inserted and has not committed makes the insert wait for it; its row is then
+-- visible only to a later statement, hence the second lookup below (run only when something was
+-- skipped).
 CREATE OR REPLACE FUNCTION ingest_signals(
   p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[],
   p_occurred_at timestamptz[], p_surfaces text[], p_gate_open boolean[],
@@ -43,9 +40,6 @@ DECLARE
   v_ids bigint[];
   v_forwarded boolean[];
   v_cohorts int[];
-  -- Input ordinals not to insert: their keys are taken.
-  v_skip int[] := '{}';
-  v_skip_before int[];
   v_newest_rejoin bigint;
 BEGIN
   PERFORM require_read_committed();
@@ -58,70 +52,53 @@ BEGIN
             ORDER BY 1) AS b;
   v_now := now_ns();
   v_newest_rejoin := (SELECT max(e.rejoined_at_ns) FROM leave_episode e);
-  LOOP
-    BEGIN
-      WITH input AS (
-        SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
-          FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open, p_event_ids)
-               WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, event_id, ord)
-      ), requested_cohorts AS (
-        SELECT c.ord, c.cohort FROM unnest(p_cohort_ords, p_cohort_ids) AS c(ord, cohort)
-      ), cohort_lists AS (
-        SELECT rc.ord, array_agg(rc.cohort) AS cohorts FROM requested_cohorts rc GROUP BY rc.ord
-      ), decided AS (
-        SELECT i.*, nextval('signal_id_seq') AS id,
-               (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
-               greatest(v_now, m.left_at_ns, m.rejoined_at_ns, CASE WHEN m.user_id IS NULL AND v_now < v_newest_rejoin THEN
-                 (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = i.user_id) END) AS at_ns
-          FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
-      ), stored AS (
-        INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded, event_id)
-        SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd, d.event_id
-          FROM decided d LEFT JOIN cohort_lists cl ON cl.ord = d.ord
-         WHERE d.ord <> ALL (v_skip)
-         ORDER BY d.user_id, d.event_id, d.ord
-        RETURNING id, user_id, item_id, weight_micros, cohort_ids, at_ns, forwarded
-      ), attributed AS (
-        SELECT s.id, s.user_id, s.item_id, s.weight_micros AS w, s.at_ns, c.cohort
-          FROM stored s CROSS JOIN LATERAL unnest(s.cohort_ids) AS c(cohort)
-         WHERE s.forwarded
-      ), cohort_ledger AS (
-        INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
-        SELECT a.id, a.cohort, a.user_id, a.item_id, a.w, a.at_ns FROM attributed a
-      ), community AS (
-        INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
-        SELECT s.item_id, v_shard, count(*), sum(s.weight_micros) FROM stored s WHERE s.forwarded GROUP BY s.item_id ORDER BY s.item_id
-        ON CONFLICT (item_id, shard) DO UPDATE
-          SET signal_count = agg.signal_count + excluded.signal_count,
-              weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
-      ), cohort AS (
-        INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
-        SELECT a.cohort, a.item_id, v_shard, count(*), sum(a.w) FROM attributed a
-         GROUP BY a.cohort, a.item_id ORDER BY a.cohort, a.item_id
-        ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
-          SET signal_count = agg.signal_count + excluded.signal_count,
-              weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
-      )
-      SELECT array_agg(s.id ORDER BY d.ord),
-             array_agg(s.forwarded ORDER BY d.ord),
-             array_agg(CASE WHEN s.forwarded THEN cardinality(s.cohort_ids) WHEN s.id IS NOT NULL THEN 0 END ORDER BY d.ord)
-        INTO v_ids, v_forwarded, v_cohorts
-        FROM decided d LEFT JOIN stored s ON s.id = d.id;
-      EXIT;
-    EXCEPTION WHEN unique_violation THEN
-      v_skip_before := v_skip;
-      SELECT coalesce(array_agg(k.ord ORDER BY k.ord), '{}') INTO v_skip
-        FROM (SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.event_id,
-                     row_number() OVER (PARTITION BY t.u::u64, t.event_id ORDER BY t.ord) AS nth
-                FROM unnest(p_user_ids, p_event_ids) WITH ORDINALITY AS t(u, event_id, ord)
-               WHERE t.event_id IS NOT NULL) AS k
-       WHERE k.nth > 1 OR EXISTS (SELECT 1 FROM signal s WHERE s.user_id = k.user_id AND s.event_id = k.event_id);
-      -- Nothing new to skip: the violation is not a taken event id.
-      IF v_skip = v_skip_before THEN
-        RAISE;
-      END IF;
-    END;
-  END LOOP;
+  WITH input AS (
+    SELECT t.ord::int AS ord, t.u::u64 AS user_id, t.item, t.kind, t.w, t.occ, t.surface, t.open, t.event_id COLLATE "C" AS event_id
+      FROM unnest(p_user_ids, p_item_ids, p_kinds, p_weights, p_occurred_at, p_surfaces, p_gate_open, p_event_ids)
+           WITH ORDINALITY AS t(u, item, kind, w, occ, surface, open, event_id, ord)
+  ), requested_cohorts AS (
+    SELECT c.ord, c.cohort FROM unnest(p_cohort_ords, p_cohort_ids) AS c(ord, cohort)
+  ), cohort_lists AS (
+    SELECT rc.ord, array_agg(rc.cohort) AS cohorts FROM requested_cohorts rc GROUP BY rc.ord
+  ), decided AS (
+    SELECT i.*, nextval('signal_id_seq') AS id,
+           (i.open AND m.status IS DISTINCT FROM 'LEFT') AS fwd,
+           greatest(v_now, m.left_at_ns, m.rejoined_at_ns, CASE WHEN m.user_id IS NULL AND v_now < v_newest_rejoin THEN
+             (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = i.user_id) END) AS at_ns
+      FROM input i LEFT JOIN community_membership m ON m.user_id = i.user_id
+  ), stored AS (
+    INSERT INTO signal (id, user_id, item_id, kind, weight_micros, occurred_at, surface, cohort_ids, at_ns, forwarded, event_id)
+    SELECT d.id, d.user_id, d.item, d.kind, d.w, d.occ, d.surface, coalesce(cl.cohorts, '{}'), d.at_ns, d.fwd, d.event_id
+      FROM decided d LEFT JOIN cohort_lists cl ON cl.ord = d.ord
+     ORDER BY d.user_id, d.event_id, d.ord
+    ON CONFLICT (user_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
+    RETURNING id, user_id, item_id, weight_micros, cohort_ids, at_ns, forwarded
+  ), attributed AS (
+    SELECT s.id, s.user_id, s.item_id, s.weight_micros AS w, s.at_ns, c.cohort
+      FROM stored s CROSS JOIN LATERAL unnest(s.cohort_ids) AS c(cohort)
+     WHERE s.forwarded
+  ), cohort_ledger AS (
+    INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
+    SELECT a.id, a.cohort, a.user_id, a.item_id, a.w, a.at_ns FROM attributed a
+  ), community AS (
+    INSERT INTO community_item_aggregate AS agg (item_id, shard, signal_count, weight_micros_sum)
+    SELECT s.item_id, v_shard, count(*), sum(s.weight_micros) FROM stored s WHERE s.forwarded GROUP BY s.item_id ORDER BY s.item_id
+    ON CONFLICT (item_id, shard) DO UPDATE
+      SET signal_count = agg.signal_count + excluded.signal_count,
+          weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+  ), cohort AS (
+    INSERT INTO cohort_item_aggregate AS agg (cohort_id, item_id, shard, signal_count, weight_micros_sum)
+    SELECT a.cohort, a.item_id, v_shard, count(*), sum(a.w) FROM attributed a
+     GROUP BY a.cohort, a.item_id ORDER BY a.cohort, a.item_id
+    ON CONFLICT (cohort_id, item_id, shard) DO UPDATE
+      SET signal_count = agg.signal_count + excluded.signal_count,
+          weight_micros_sum = agg.weight_micros_sum + excluded.weight_micros_sum
+  )
+  SELECT array_agg(s.id ORDER BY d.ord),
+         array_agg(s.forwarded ORDER BY d.ord),
+         array_agg(CASE WHEN s.forwarded THEN cardinality(s.cohort_ids) WHEN s.id IS NOT NULL THEN 0 END ORDER BY d.ord)
+    INTO v_ids, v_forwarded, v_cohorts
+    FROM decided d LEFT JOIN stored s ON s.id = d.id;
 
   IF array_position(v_ids, NULL) IS NULL THEN
     RETURN QUERY
