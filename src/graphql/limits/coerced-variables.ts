@@ -22,43 +22,50 @@ export function coercedVariables(
   schema: GraphQLSchema,
   definitions: readonly VariableDefinitionNode[],
   raw: Record<string, unknown>,
+  memo: CoercionMemo,
 ): Record<string, unknown> | null {
   const asIs = definitions.every((definition) => {
-    const type = variableType(schema, definition);
+    const type = variableType(schema, definition, memo);
     const value = raw[definition.variable.name.value];
     // Absent: coercion fills in a default or refuses a missing non-null one; either is not "as is".
     if (value === undefined) return type !== undefined && definition.defaultValue === undefined && !isNonNullType(type);
-    return type !== undefined && coercesToItself(value, type);
+    return type !== undefined && coercesToItself(value, type, memo);
   });
   if (asIs) return raw;
   const variables = getVariableValues(schema, definitions, raw, { maxErrors: 1 });
   return variables.errors ? null : variables.coerced;
 }
 
-/** Each variable's type, per schema and definition (typeFromAST builds a new wrapper type every time). */
-const variableTypes = new WeakMap<GraphQLSchema, WeakMap<VariableDefinitionNode, GraphQLInputType | undefined>>();
-
-function variableType(schema: GraphQLSchema, definition: VariableDefinitionNode): GraphQLInputType | undefined {
-  let types = variableTypes.get(schema);
-  if (!types) variableTypes.set(schema, (types = new WeakMap()));
-  if (!types.has(definition)) types.set(definition, typeFromAST(schema, definition.type) as GraphQLInputType | undefined);
-  return types.get(definition);
+/**
+ * What coercion remembers between operations, for one schema (one per app, through its operation
+ * limits): each variable's type (typeFromAST builds a new wrapper type every time) and each input
+ * type's fields (graphql-js lists them anew for every object it coerces).
+ */
+export interface CoercionMemo {
+  variableTypes: WeakMap<VariableDefinitionNode, GraphQLInputType | undefined>;
+  inputFields: WeakMap<GraphQLInputObjectType, readonly GraphQLInputField[]>;
 }
 
-/** Input fields per type, listed once (graphql-js lists them anew for every object it coerces). */
-const inputFields = new WeakMap<GraphQLInputObjectType, readonly GraphQLInputField[]>();
+export function createCoercionMemo(): CoercionMemo {
+  return { variableTypes: new WeakMap(), inputFields: new WeakMap() };
+}
+
+function variableType(schema: GraphQLSchema, definition: VariableDefinitionNode, { variableTypes }: CoercionMemo): GraphQLInputType | undefined {
+  if (!variableTypes.has(definition)) variableTypes.set(definition, typeFromAST(schema, definition.type) as GraphQLInputType | undefined);
+  return variableTypes.get(definition);
+}
 
 /**
  * Whether graphql-js would coerce `value` into an equal value: lists are arrays (not a single value
  * that becomes a list of one), objects name only known fields and leave none to a default, no null
  * where one is required, and every scalar and enum value parses to itself. Allocates nothing.
  */
-function coercesToItself(value: unknown, type: GraphQLInputType): boolean {
-  if (isNonNullType(type)) return value !== null && value !== undefined && coercesToItself(value, type.ofType);
+function coercesToItself(value: unknown, type: GraphQLInputType, memo: CoercionMemo): boolean {
+  if (isNonNullType(type)) return value !== null && value !== undefined && coercesToItself(value, type.ofType, memo);
   if (value === null) return true;
   if (isListType(type)) {
     if (!Array.isArray(value)) return false;
-    for (const item of value) if (!coercesToItself(item, type.ofType)) return false;
+    for (const item of value) if (!coercesToItself(item, type.ofType, memo)) return false;
     return true;
   }
   if (isInputObjectType(type)) {
@@ -66,11 +73,11 @@ function coercesToItself(value: unknown, type: GraphQLInputType): boolean {
     const object = value as Record<string, unknown>;
     const known = type.getFields();
     for (const key in object) if (known[key] === undefined) return false;
-    let fields = inputFields.get(type);
-    if (!fields) inputFields.set(type, (fields = Object.values(known)));
+    let fields = memo.inputFields.get(type);
+    if (!fields) memo.inputFields.set(type, (fields = Object.values(known)));
     for (const field of fields) {
       const fieldValue = object[field.name];
-      if (fieldValue === undefined ? field.defaultValue !== undefined || isNonNullType(field.type) : !coercesToItself(fieldValue, field.type)) return false;
+      if (fieldValue === undefined ? field.defaultValue !== undefined || isNonNullType(field.type) : !coercesToItself(fieldValue, field.type, memo)) return false;
     }
     return true;
   }

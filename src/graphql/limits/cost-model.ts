@@ -15,7 +15,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { coercedVariables } from './coerced-variables.js';
+import { coercedVariables, createCoercionMemo, type CoercionMemo } from './coerced-variables.js';
 import { COST_EXTENSION, type FieldCost, type Writes } from './field-cost.js';
 
 /** Items assumed for a list whose size no argument states (e.g. a membership's history). */
@@ -29,11 +29,20 @@ export interface Measure extends Writes {
 const NOTHING: Measure = { cost: 0, signals: 0, cohortAttributions: 0 };
 
 /**
- * Measures of selections with no cost declaration in them (no fragment's either), per type and
- * inherited list size: only declarations read arguments, so these do not depend on the variables,
- * and a document seen before pays a lookup for them (a `signal`'s whole payload).
+ * What the cost model remembers between operations, for one schema (one per app, through its
+ * operation limits). `invariantMeasures`: measures of selections with no cost declaration in them
+ * (no fragment's either), per type and inherited list size: only declarations read arguments, so
+ * these do not depend on the variables, and a document seen before pays a lookup for them (a
+ * `signal`'s whole payload).
  */
-const invariantMeasures = new WeakMap<SelectionSetNode, Map<string, Measure>>();
+export interface CostMemo {
+  invariantMeasures: WeakMap<SelectionSetNode, Map<string, Measure>>;
+  coercion: CoercionMemo;
+}
+
+export function createCostMemo(): CostMemo {
+  return { invariantMeasures: new WeakMap(), coercion: createCoercionMemo() };
+}
 
 /**
  * The one cost model: what an operation can return (`cost`) and write (`signals`,
@@ -55,17 +64,18 @@ export function measureOperation(
   document: DocumentNode,
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown> | null | undefined,
+  memo: CostMemo,
 ): Measure | null {
   const operation = getOperationAST(document, operationName);
   const root = operation && schema.getRootType(operation.operation);
   if (!operation || !root) return null;
-  const variables = coercedVariables(schema, operation.variableDefinitions ?? [], rawVariables ?? {});
+  const variables = coercedVariables(schema, operation.variableDefinitions ?? [], rawVariables ?? {}, memo.coercion);
   if (!variables) return null;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  return new CostWalk(schema, fragments, variables).selection(operation.selectionSet, root, undefined);
+  return new CostWalk(schema, fragments, variables, memo.invariantMeasures).selection(operation.selectionSet, root, undefined);
 }
 
 class CostWalk {
@@ -78,11 +88,12 @@ class CostWalk {
     private readonly schema: GraphQLSchema,
     private readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
     private readonly variables: Record<string, unknown>,
+    private readonly invariantMeasures: CostMemo['invariantMeasures'],
   ) {}
 
   selection(selectionSet: SelectionSetNode, type: GraphQLCompositeType, inheritedSize: number | undefined): Measure {
     const key = `${type.name}\u0000${inheritedSize ?? ''}`;
-    const invariant = invariantMeasures.get(selectionSet)?.get(key);
+    const invariant = this.invariantMeasures.get(selectionSet)?.get(key);
     if (invariant) return invariant;
     const declarationsBefore = this.declarations;
     let total = NOTHING;
@@ -98,8 +109,8 @@ class CostWalk {
       total = add(total, part, 1);
     }
     if (this.declarations === declarationsBefore) {
-      let measures = invariantMeasures.get(selectionSet);
-      if (!measures) invariantMeasures.set(selectionSet, (measures = new Map()));
+      let measures = this.invariantMeasures.get(selectionSet);
+      if (!measures) this.invariantMeasures.set(selectionSet, (measures = new Map()));
       measures.set(key, total);
     }
     return total;

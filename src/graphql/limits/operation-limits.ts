@@ -1,6 +1,6 @@
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { measureOperation } from './cost-model.js';
+import { createCostMemo, measureOperation, type CostMemo } from './cost-model.js';
 import { documentLimitsRule, type DocumentLimits } from './document-limits.js';
 import type { Writes } from './field-cost.js';
 import { limitError } from './limit-errors.js';
@@ -20,7 +20,8 @@ export interface OperationLimits extends DocumentLimits {
  */
 export function useOperationLimits(limits: OperationLimits): Plugin {
   const rule = documentLimitsRule(limits);
-  const check = (args: ExecutionArgs) => overLimits(args, limits);
+  const memo = createCostMemo();
+  const check = (args: ExecutionArgs) => overLimits(args, limits, memo);
   return {
     onParse: ({ parseFn, setParseFn }) => {
       setParseFn((source, options) => {
@@ -55,8 +56,8 @@ export function useOperationLimits(limits: OperationLimits): Plugin {
   };
 }
 
-function overLimits(args: ExecutionArgs, limits: OperationLimits): GraphQLError[] | null {
-  const measure = measureOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined);
+function overLimits(args: ExecutionArgs, limits: OperationLimits, memo: CostMemo): GraphQLError[] | null {
+  const measure = measureOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, memo);
   if (!measure) return null;
   const errors: GraphQLError[] = [];
   if (measure.signals > limits.budget.signals) {
