@@ -21,7 +21,7 @@ import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
-import { WebhookQueue } from './webhooks/webhook-queue.js';
+import { createWebhooks } from './webhooks/webhooks.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
@@ -113,10 +113,13 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     pollMs: config.downstream.feedPollMs,
   });
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  const webhooks = new WebhookQueue({
-    database: connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 2, logger, limits: config.database }),
-    ...config.webhooks,
+  const webhooks = createWebhooks({
+    db: database.db,
+    // Workers, the dispatcher, the liveness session and a sweep.
+    queueDatabase: connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database }),
+    settings: config.webhooks,
     logger,
+    metrics,
   });
   membership.onChange(() => webhooks.wake());
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };

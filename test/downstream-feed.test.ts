@@ -153,6 +153,16 @@ describe('the change feed', () => {
 
     const admin = await gql(app, PAGE, {});
     expect(admin.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    // A user's token, even with the scope, reads nothing: the feed carries every user's changes.
+    const userToken = await token('123', 'community:feed', '1h');
+    const paged = await gql(app, PAGE, {}, userToken);
+    expect(paged.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    expect(paged.data ?? null).toBeNull();
+    const streamed = await subscribe(app, CHANGES, { after: null }, userToken);
+    const refusal = await streamed.next();
+    expect(refusal?.data?.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    expect(refusal?.data?.data ?? null).toBeNull();
+    streamed.close();
     const bad = await gql(app, PAGE, { after: 'abc' }, feedToken);
     expect(bad.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
   });

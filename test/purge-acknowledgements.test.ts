@@ -145,7 +145,7 @@ describe('downstream purge acknowledgements', () => {
 
   it('webhook endpoints list their kinds; an admin disables one with a reason', async () => {
     const registered = await gql<{ registerWebhookEndpoint: { endpoint: { id: string; eventKinds: string[] } } }>(
-      app, `mutation { registerWebhookEndpoint(url: "http://127.0.0.1:9/hook", eventKinds: [PURGE_FINISHED, LEFT]) { endpoint { id eventKinds } } }`);
+      app, `mutation { registerWebhookEndpoint(url: "https://warehouse.example/hook", eventKinds: [PURGE_FINISHED, LEFT]) { endpoint { id eventKinds } } }`);
     expect(registered.data?.registerWebhookEndpoint.endpoint.eventKinds).toEqual(['PURGE_FINISHED', 'LEFT']);
     const id = registered.data!.registerWebhookEndpoint.endpoint.id;
     const disabled = await gql(app, `mutation ($id: UInt64!) { disableWebhookEndpoint(id: $id, reason: "maintenance") { disabledReason eventKinds } }`, { id });

@@ -35,7 +35,8 @@ const ENDPOINTS = `{ webhookEndpoints { id disabledReason consecutiveFailures } 
 let cluster: Cluster;
 beforeAll(async () => {
   cluster = await startCluster([]);
-  const environment = { WEBHOOK_BACKOFF_MIN_MS: '20', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100', WEBHOOK_DISABLE_AFTER_FAILURES: '4' };
+  // The receivers are on loopback: allowed explicitly, as an operator allows internal receivers.
+  const environment = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_BACKOFF_MIN_MS: '20', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100', WEBHOOK_DISABLE_AFTER_FAILURES: '4' };
   cluster.apps.push(await cluster.startInstance(environment), await cluster.startInstance(environment));
 });
 afterAll(() => cluster?.stop());

@@ -14,7 +14,7 @@ import type { Viewer } from '../auth/claims.js';
  * | communityContributions                      | the user themselves, or community:admin   |
  * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
  * | verifyCommunityAggregates, webhooks (all)   | community:admin                           |
- * | communityMembershipChanges(Page)            | community:feed                            |
+ * | communityMembershipChanges(Page)            | community:feed, service token only        |
  * | downstream processors (register, list, retire) | community:admin                         |
  * | acknowledgeCommunityPurge                   | community:purge-ack, service token only   |
  */
@@ -24,6 +24,8 @@ export interface AuthScopes {
   signalWriter: boolean;
   feedReader: boolean;
   purgeAcknowledger: boolean;
+  /** A service caller: a token without a user id (a user token is refused whatever its scopes). */
+  service: boolean;
   /** Every listed user id is the caller's own. */
   self: readonly string[];
 }
@@ -34,7 +36,8 @@ export const rules = {
   readAggregates: { authenticated: true },
   readContributions: (userId: string) => ({ $any: { admin: true, self: [userId] } }),
   verifyAggregates: { admin: true },
-  readFeed: { feedReader: true },
+  // The feed carries every user's changes: for back-end services, never a user's token.
+  readFeed: { $all: { feedReader: true, service: true } },
   acknowledgePurge: { purgeAcknowledger: true },
 } as const;
 
@@ -45,6 +48,7 @@ export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string;
     signalWriter: viewer?.scopes.has(scopeNames.signalWriter) ?? false,
     feedReader: viewer?.scopes.has(scopeNames.feedReader) ?? false,
     purgeAcknowledger: viewer?.scopes.has(scopeNames.purgeAcknowledger) ?? false,
+    service: viewer !== null && viewer.userId == null,
     self: (userIds: readonly string[]) =>
       viewer?.userId != null && userIds.length > 0 && userIds.every((id) => id === viewer.userId),
   };

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Viewer } from '../auth/authenticate.js';
 import type { ReceiptSigner } from '../auth/receipt-signer.js';
 import type { MembershipChangeFeed } from '../membership/change-feed.js';
-import type { WebhookQueue } from '../webhooks/webhook-queue.js';
+import type { Webhooks } from '../webhooks/webhooks.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
 import type { MembershipStatusFeed } from '../membership/status-feed.js';
@@ -20,7 +20,7 @@ export interface Services {
   purges: PurgeJobs;
   changeFeed: MembershipChangeFeed;
   receipts: ReceiptSigner;
-  webhooks: WebhookQueue;
+  webhooks: Webhooks;
   metrics: Metrics;
   logger: Logger;
 }

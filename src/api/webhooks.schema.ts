@@ -2,7 +2,8 @@ import { builder } from './builder.js';
 import { rules } from './auth-rules.js';
 import { MembershipChangeKindEnum } from './feed.schema.js';
 import { badUserInput } from '../graphql/errors.js';
-import { disableEndpoint, enableEndpoint, listDeliveries, listEndpoints, registerEndpoint, type WebhookDelivery, type WebhookEndpoint } from '../webhooks/webhook.store.js';
+import type { WebhookDelivery, WebhookEndpoint } from '../webhooks/webhook-records.js';
+import { WebhookRefusal } from '../webhooks/webhooks.js';
 
 const DEFAULT_DELIVERIES = 20;
 const MAX_DELIVERIES = 100;
@@ -23,6 +24,13 @@ const WebhookEndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint')
     url: t.exposeString('url', { description: 'Where deliveries are POSTed.' }),
     eventKinds: t.expose('event_kinds', { type: [MembershipChangeKindEnum], description: 'The changes it receives.' }),
     consecutiveFailures: t.exposeInt('consecutive_failures', { description: 'Failed attempts since its last success.' }),
+    failingSince: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Since when every attempt has failed; null while it succeeds. Failing for WEBHOOK_DISABLE_AFTER_MS disables it.',
+      resolve: (endpoint) => (endpoint.failing_since === null ? null : BigInt(endpoint.failing_since.getTime()) * 1_000_000n),
+    }),
+    disabled: t.boolean({ description: 'Deliveries to it are skipped until it is enabled again (which replays them).', resolve: (endpoint) => endpoint.disabled_at !== null }),
     disabledReason: t.exposeString('disabled_reason', { nullable: true, description: 'Why it was disabled; null while enabled.' }),
   }),
 });
@@ -44,23 +52,30 @@ const WebhookDeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery')
     status: t.expose('status', { type: WebhookDeliveryStatusEnum, description: 'Where it stands.' }),
     attempts: t.exposeInt('attempts', { description: 'Attempts made.' }),
     lastStatusCode: t.exposeInt('last_status_code', { nullable: true, description: 'The HTTP status of the last attempt; null when none came.' }),
-    lastError: t.exposeString('last_error', { nullable: true, description: 'Why the last attempt failed.' }),
+    lastError: t.exposeString('last_error', {
+      nullable: true,
+      description: 'Why the last attempt failed: "HTTP <status>", "timeout", "connection failed", "name not resolved", "address not allowed" (an internal address; see docs/downstream.md) or "endpoint disabled".',
+    }),
   }),
 });
 
 builder.mutationField('registerWebhookEndpoint', (t) =>
   t.field({
     type: RegistrationRef,
-    description: 'Registers an endpoint for the given kinds of change (community:admin). Changes recorded from now on are delivered.',
+    description:
+      'Registers an endpoint for the given kinds of change (community:admin). Changes recorded from now on are delivered. Refused (BAD_USER_INPUT, nothing written): a URL with user info, or an internal address (loopback, private, link-local, cloud metadata…) unless WEBHOOK_ALLOWED_DESTINATIONS admits it.',
     args: {
-      url: t.arg.string({ required: true, description: 'An http(s) URL.' }),
+      url: t.arg.string({ required: true, description: 'An http(s) URL to a public address, without user info.' }),
       eventKinds: t.arg({ type: [MembershipChangeKindEnum], required: true, description: 'The changes to deliver (at least one).' }),
     },
     authScopes: rules.verifyAggregates,
-    resolve: (_root, args, { services }) => {
-      if (!/^https?:\/\/[^\s]+$/.test(args.url) || !URL.canParse(args.url)) throw badUserInput('url must be an http(s) URL', 'url');
-      if (args.eventKinds.length === 0) throw badUserInput('name at least one event kind', 'eventKinds');
-      return registerEndpoint(services.db, args.url, [...new Set(args.eventKinds)]);
+    resolve: async (_root, args, { services }) => {
+      try {
+        return await services.webhooks.register(args.url, args.eventKinds);
+      } catch (error) {
+        if (error instanceof WebhookRefusal) throw badUserInput(error.message, error.field);
+        throw error;
+      }
     },
   }),
 );
@@ -69,10 +84,11 @@ builder.mutationField('enableWebhookEndpoint', (t) =>
   t.field({
     type: WebhookEndpointRef,
     nullable: true,
-    description: 'Enables a disabled endpoint again (community:admin); null for an unknown id. Replay what it missed.',
+    description:
+      'Enables a disabled endpoint again, with a clean failure record (community:admin), and replays, in order, what it missed while disabled: its skipped deliveries and the changes recorded meanwhile. Null for an unknown id.',
     args: { id: t.arg({ type: 'UInt64', required: true, description: 'The endpoint.' }) },
     authScopes: rules.verifyAggregates,
-    resolve: (_root, args, { services }) => enableEndpoint(services.db, args.id).then((endpoint) => endpoint ?? null),
+    resolve: (_root, args, { services }) => services.webhooks.enable(args.id).then((endpoint) => endpoint ?? null),
   }),
 );
 
@@ -80,7 +96,7 @@ builder.mutationField('disableWebhookEndpoint', (t) =>
   t.field({
     type: WebhookEndpointRef,
     nullable: true,
-    description: 'Disables an endpoint by hand, with a reason (community:admin): its pending deliveries are given up (replay them after enabling it). Null for an unknown id.',
+    description: 'Disables an endpoint by hand, with a reason (community:admin): its pending deliveries are skipped, and enabling it replays them. Null for an unknown id.',
     args: {
       id: t.arg({ type: 'UInt64', required: true, description: 'The endpoint.' }),
       reason: t.arg.string({ required: true, description: 'Why (1–500 characters), shown as disabledReason.' }),
@@ -88,7 +104,7 @@ builder.mutationField('disableWebhookEndpoint', (t) =>
     authScopes: rules.verifyAggregates,
     resolve: (_root, args, { services }) => {
       if (args.reason.trim() === '' || args.reason.length > 500) throw badUserInput('reason must be 1–500 characters, not only spaces', 'reason');
-      return disableEndpoint(services.db, args.id, args.reason).then((endpoint) => endpoint ?? null);
+      return services.webhooks.disable(args.id, args.reason).then((endpoint) => endpoint ?? null);
     },
   }),
 );
@@ -98,7 +114,7 @@ builder.queryField('webhookEndpoints', (t) =>
     type: [WebhookEndpointRef],
     description: 'Every registered endpoint (community:admin).',
     authScopes: rules.verifyAggregates,
-    resolve: (_root, _args, { services }) => listEndpoints(services.db),
+    resolve: (_root, _args, { services }) => services.webhooks.endpoints(),
   }),
 );
 
@@ -115,7 +131,7 @@ builder.queryField('webhookDeliveries', (t) =>
     resolve: (_root, args, { services }) => {
       const last = args.last ?? DEFAULT_DELIVERIES;
       if (last < 1 || last > MAX_DELIVERIES) throw badUserInput(`last must be between 1 and ${MAX_DELIVERIES}`, 'last');
-      return listDeliveries(services.db, args.endpointId, last);
+      return services.webhooks.deliveries(args.endpointId, last);
     },
   }),
 );

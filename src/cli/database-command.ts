@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { connectDatabase } from '../db/database.js';
+import type { Config } from '../config/config.js';
 import type { Database } from '../db/schema.js';
 import { createLogger } from '../observability/logger.js';
 import { readConfigOrExit } from './read-config.js';
@@ -12,7 +13,7 @@ export class UsageError extends Error {}
  * exit code. A usage error prints the message and the usage; a refusal the code throws is printed
  * as `prefix: message` with exit code 1, never a stack trace.
  */
-export async function runDatabaseCommand(usage: string, run: (db: Kysely<Database>) => Promise<number>, refusal: (error: unknown) => string | null): Promise<never> {
+export async function runDatabaseCommand(usage: string, run: (db: Kysely<Database>, config: Config) => Promise<number>, refusal: (error: unknown) => string | null): Promise<never> {
   const config = readConfigOrExit();
   if (!config.database.url) {
     console.error('DATABASE_URL: set it to the database the servers use');
@@ -21,7 +22,7 @@ export async function runDatabaseCommand(usage: string, run: (db: Kysely<Databas
   const database = connectDatabase({ url: config.database.url, poolMax: 1, logger: createLogger(config) });
   let code: number;
   try {
-    code = await run(database.db);
+    code = await run(database.db, config);
   } catch (error) {
     if (error instanceof UsageError) {
       console.error(`${error.message}\n\n${usage}`);

@@ -1,7 +1,10 @@
 import { parseArgs } from 'node:util';
 import type { MembershipEventKind } from '../db/schema.js';
 import { replayDelivery } from '../webhooks/replay-delivery.js';
-import { disableEndpoint, enableEndpoint, listDeliveries, listEndpoints, registerEndpoint, type WebhookEndpoint } from '../webhooks/webhook.store.js';
+import { listDeliveries } from '../webhooks/delivery.store.js';
+import { DestinationPolicy } from '../webhooks/destination-policy.js';
+import { disableEndpoint, enableEndpoint, listEndpoints, registerEndpoint } from '../webhooks/endpoint.store.js';
+import type { WebhookEndpoint } from '../webhooks/webhook-records.js';
 import { idArgument, positional, runDatabaseCommand, UsageError } from './database-command.js';
 
 const KINDS = ['LEFT', 'REJOINED', 'PURGE_REQUESTED', 'PURGE_FINISHED'] as const satisfies readonly MembershipEventKind[];
@@ -11,8 +14,8 @@ const USAGE = `usage: npm run webhooks -- <command>
 Webhook endpoints and their deliveries (docs/downstream.md), on DATABASE_URL:
   register <url> --kinds LEFT,PURGE_FINISHED   register an endpoint; prints its signing secret (once)
   list                                         every endpoint: id, url, kinds, failures, disabled reason
-  disable <id> --reason "<why>"                stop delivering to it (its pending deliveries fail)
-  enable <id>                                  deliver again, with a clean failure count
+  disable <id> --reason "<why>"                stop delivering to it (its pending deliveries are skipped)
+  enable <id>                                  deliver again, with a clean failure count; replays what it missed
   deliveries <endpoint id> [--last 20]         its deliveries, newest first
   replay <delivery id>                         deliver again, same webhook-id, fresh retry period
 Kinds: ${KINDS.join(', ')}. The same as the admin operations of the GraphQL API.`;
@@ -38,7 +41,7 @@ function kindsArgument(text: string | undefined): MembershipEventKind[] {
 
 await runDatabaseCommand(
   USAGE,
-  async (db) => {
+  async (db, config) => {
     const [command, ...rest] = positionals;
     const found = (what: string, value: unknown): number => {
       if (value) return 0;
@@ -48,7 +51,9 @@ await runDatabaseCommand(
     switch (command) {
       case 'register': {
         const url = positional(rest, 0, 'url');
-        if (!/^https?:\/\/[^\s]+$/.test(url) || !URL.canParse(url)) throw new UsageError('<url> must be an http(s) URL');
+        // The same rule as registerWebhookEndpoint: no user info, no internal address unless allowed.
+        const refusal = new DestinationPolicy(config.webhooks.allowedDestinations).refusal(url);
+        if (refusal !== null) throw new UsageError(`<url>: ${refusal}`);
         const endpoint = await registerEndpoint(db, url, kindsArgument(values.kinds));
         console.log(`registered endpoint ${endpoint.id}\nsecret ${endpoint.secret}`);
         return 0;

@@ -124,7 +124,7 @@ export interface MembershipEventTable {
   recorded_at: ColumnType<Date, never, never>;
 }
 
-/** Registered by operators (src/webhooks/webhook.store.ts owns the webhook tables). */
+/** Registered by operators (src/webhooks/*.store.ts own the webhook tables). */
 export interface WebhookEndpointTable {
   id: Generated<string>;
   url: string;
@@ -132,8 +132,12 @@ export interface WebhookEndpointTable {
   event_kinds: MembershipEventKind[];
   created_at: Generated<Date>;
   consecutive_failures: Generated<number>;
+  /** Since when every attempt has failed; null after a success. */
+  failing_since: Generated<Date | null>;
   disabled_at: Date | null;
   disabled_reason: string | null;
+  /** The dispatcher's cursor when it was disabled: enabling it delivers the events after it. */
+  disabled_position: Generated<string | null>;
 }
 
 export type WebhookDeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';

@@ -42,6 +42,11 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  readonly webhookEndpointsDisabled = new Counter({
+    name: 'community_webhook_endpoints_disabled_total',
+    help: 'Webhook endpoints this instance disabled because they kept failing (WEBHOOK_DISABLE_AFTER_MS, WEBHOOK_DISABLE_AFTER_FAILURES); see webhookEndpoints { disabledReason }.',
+    registers: [this.registry],
+  });
   readonly operationDuration = new Histogram({
     name: 'graphql_operation_duration_seconds',
     help: 'GraphQL execution time by operation name and type.',

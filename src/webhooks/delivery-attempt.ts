@@ -1,15 +1,16 @@
 import type { Kysely } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import type { Database } from '../db/schema.js';
+import { deliveriesToAttempt, recordFailure, recordSkipped, recordSuccesses } from './delivery.store.js';
+import { sendDelivery, type Sender } from './send-delivery.js';
 import { messageId, webhookBody } from './webhook-payload.js';
-import { deliveriesToAttempt, recordFailure, recordSkipped, recordSuccesses } from './webhook.store.js';
 
 export interface DeliveryPolicy {
   retryPeriodMs: number;
   backoffMinMs: number;
   backoffMaxMs: number;
-  timeoutMs: number;
   disableAfterFailures: number;
+  disableAfterMs: number;
 }
 
 /** Full jitter (AWS' "exponential backoff and jitter"): uniform in [0, min(max, min·2^attempt)]. */
@@ -18,74 +19,65 @@ export function retryDelayMs(policy: DeliveryPolicy, attemptsBefore: number): nu
   return Math.max(policy.backoffMinMs / 10, Math.random() * ceiling);
 }
 
-type Attempt = NonNullable<Awaited<ReturnType<typeof deliveriesToAttempt>>[number]>;
-type Sent = { ok: true; statusCode: number } | { ok: false; statusCode: number | null; error: string };
+export interface AttemptContext {
+  db: Kysely<Database>;
+  policy: DeliveryPolicy;
+  sender: Sender;
+  /** Enqueues deliveries (in order) in the endpoint's lane at their backoff time. */
+  retry: (endpointId: string, deliveryIds: string[], at: Date) => Promise<void>;
+  /** This attempt disabled the endpoint. */
+  onDisabled: (endpointId: string, reason: string) => void;
+}
 
 /**
- * One job's deliveries (one endpoint's, in order), each signed per Standard Webhooks
- * (webhook-id, webhook-timestamp, webhook-signature, by the `standardwebhooks` package) and POSTed
- * with a timeout; any 2xx delivers it. Read in one query and the successes recorded in one
- * statement, so a job costs a few commits whatever its size. A failure is recorded and retried
- * (`retry`, at its backoff time) until the retry period (counted from the first attempt) is over;
- * an endpoint failing `disableAfterFailures` times in a row is disabled, and its remaining
- * deliveries skipped.
+ * One job's deliveries (one endpoint's, in order, in its lane), each signed per Standard Webhooks
+ * (webhook-id, webhook-timestamp, webhook-signature, by the `standardwebhooks` package) and POSTed;
+ * any 2xx delivers it. Read in one query and the successes recorded in one statement, so a job
+ * costs a few commits whatever its size. The first failure ends the job: that delivery and the
+ * job's remaining ones wait for its backoff together, so an endpoint that hangs costs one attempt's
+ * timeout per backoff step, never one per delivery. A delivery is FAILED once the retry period
+ * (from its first attempt) is over; an endpoint failing too long is disabled, and its remaining
+ * deliveries skipped (enabling it replays them).
  */
-export async function attemptDeliveries(
-  db: Kysely<Database>,
-  deliveryIds: string[],
-  policy: DeliveryPolicy,
-  retry: (deliveryId: string, at: Date) => Promise<void>,
-): Promise<void> {
+export async function attemptDeliveries(context: AttemptContext, deliveryIds: string[]): Promise<void> {
+  const { db, policy } = context;
+  const rows = (await deliveriesToAttempt(db, deliveryIds)).filter((row) => row.status === 'PENDING');
   const delivered: { id: string; statusCode: number }[] = [];
-  const disabled = new Set<string>();
-  // Successes first, so a failure after them counts from a reset failure streak.
-  const flush = async () => void (await recordSuccesses(db, delivered.splice(0)));
-  for (const row of await deliveriesToAttempt(db, deliveryIds)) {
-    if (row.status !== 'PENDING') continue;
-    if (row.disabled_at !== null || disabled.has(row.endpoint_id)) {
-      await recordSkipped(db, row.id);
-      continue;
+  for (const [index, row] of rows.entries()) {
+    const rest = () => rows.slice(index + 1).map((r) => r.id);
+    if (row.disabled_at !== null) {
+      await recordSkipped(db, [row.id, ...rest()]);
+      break;
     }
-    const sent = await send(row, policy);
+    const body = webhookBody(row);
+    const sent = await sendDelivery(context.sender, row.url, signedHeaders(row, body), body);
     if (sent.ok) {
       delivered.push({ id: row.id, statusCode: sent.statusCode });
       continue;
     }
-    await flush();
+    // Successes first, so this failure counts from a reset failure streak.
+    await recordSuccesses(db, delivered.splice(0));
     const retryAt = new Date(Date.now() + retryDelayMs(policy, row.attempts));
     const final = retryAt.getTime() - row.created_at.getTime() > policy.retryPeriodMs;
-    const nowDisabled = await recordFailure(db, { id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final, disableAfter: policy.disableAfterFailures });
-    if (final) continue;
-    if (nowDisabled) {
-      disabled.add(row.endpoint_id);
-      await recordSkipped(db, row.id);
-    } else await retry(row.id, retryAt);
+    const outcome = await recordFailure(db, { id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final, ...policy });
+    if (outcome.disabled) {
+      if (outcome.reason !== null) context.onDisabled(row.endpoint_id, outcome.reason);
+      await recordSkipped(db, final ? rest() : [row.id, ...rest()]);
+    } else await context.retry(row.endpoint_id, final ? rest() : [row.id, ...rest()], retryAt);
+    break;
   }
-  await flush();
+  await recordSuccesses(db, delivered);
 }
 
-async function send(row: Attempt, policy: DeliveryPolicy): Promise<Sent> {
-  const body = webhookBody(row);
+type Attempt = Awaited<ReturnType<typeof deliveriesToAttempt>>[number];
+
+function signedHeaders(row: Attempt, body: string): Record<string, string> {
   const id = messageId(row.position);
   const now = new Date();
-  try {
-    const response = await fetch(row.url, {
-      method: 'POST',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(policy.timeoutMs),
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': new Webhook(row.secret).sign(id, now, body),
-      },
-      body,
-    });
-    await response.body?.cancel();
-    if (response.status >= 200 && response.status < 300) return { ok: true, statusCode: response.status };
-    return { ok: false, statusCode: response.status, error: `HTTP ${response.status}` };
-  } catch (cause) {
-    const error = cause instanceof Error ? `${cause.name}: ${(cause.cause as Error | undefined)?.message ?? cause.message}` : String(cause);
-    return { ok: false, statusCode: null, error };
-  }
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': new Webhook(row.secret).sign(id, now, body),
+  };
 }

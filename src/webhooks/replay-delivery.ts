@@ -1,17 +1,18 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { DELIVER_TASK } from './dispatcher.js';
-import { resetDelivery, type WebhookDelivery } from './webhook.store.js';
+import { resetDelivery } from './delivery.store.js';
+import { enqueueDeliveries } from './queue.store.js';
+import type { WebhookDelivery } from './webhook-records.js';
 
 /**
- * A replay without a running queue (the operator's CLI): the delivery set PENDING and its job
- * enqueued in one transaction, for whichever instance's worker takes it. Needs graphile-worker's
- * schema, which the first instance to start installs.
+ * A replay: the delivery set PENDING and its job enqueued in its endpoint's lane in one
+ * transaction, for whichever instance's worker takes it (the API and the operator's CLI alike).
+ * Needs graphile-worker's schema, which the first instance to start installs.
  */
 export function replayDelivery(db: Kysely<Database>, deliveryId: string): Promise<WebhookDelivery | undefined> {
   return db.transaction().execute(async (trx) => {
     const delivery = await resetDelivery(trx, deliveryId);
-    if (delivery) await sql`SELECT graphile_worker.add_job(${DELIVER_TASK}, json_build_object('deliveryId', ${deliveryId}::text))`.execute(trx);
+    if (delivery) await enqueueDeliveries(trx, delivery.endpoint_id, [delivery.id]);
     return delivery;
   });
 }

@@ -1,11 +1,15 @@
-import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { attemptDeliveries, type DeliveryPolicy } from './delivery-attempt.js';
-import { DELIVER_TASK, WebhookDispatcher } from './dispatcher.js';
-import { resetDelivery, type WebhookDelivery } from './webhook.store.js';
+import { attemptDeliveries, type AttemptContext, type DeliveryPolicy } from './delivery-attempt.js';
+import type { DestinationPolicy } from './destination-policy.js';
+import { WebhookDispatcher } from './dispatcher.js';
+import { DELIVER_TASK, enqueueDeliveries } from './queue.store.js';
+import { newAgents } from './send-delivery.js';
+import { WorkerLiveness } from './worker-liveness.js';
 
 /** Serializes graphile-worker's schema install: instances starting at once on a new database race on CREATE SCHEMA. */
 const INSTALL_LOCK = 1129073005;
@@ -13,7 +17,7 @@ const INSTALL_LOCK = 1129073005;
 export interface WebhookQueueOptions extends DeliveryPolicy {
   /**
    * The queue's own connections, apart from the request pool: session ones (graphile-worker LISTENs
-   * for new jobs), so the direct URL, never a transaction pooler.
+   * for new jobs; the liveness locks are session locks), so the direct URL, never a transaction pooler.
    */
   database: { db: Kysely<Database>; pool: pg.Pool; close(): Promise<void> };
   /** off: this instance neither dispatches nor attempts (replays are still queued, for the instances that do). */
@@ -21,44 +25,60 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
   concurrency: number;
   pollMs: number;
   dispatchCoalesceMs: number;
+  timeoutMs: number;
+  recoveryMs: number;
+  destinations: DestinationPolicy;
   logger: Logger;
+  onDisabled: (endpointId: string, reason: string) => void;
 }
 
 /**
  * Webhook deliveries on graphile-worker: every instance runs a worker (jobs are taken with
- * SKIP LOCKED, so each attempt runs once somewhere) and a dispatcher (outbox → deliveries). An
- * attempt that fails schedules the next as a new job at its backoff time; a crash mid-attempt
- * leaves the job to graphile-worker's own retry, so delivery is at least once.
+ * SKIP LOCKED, so each attempt runs once somewhere), a dispatcher (outbox → deliveries) and the
+ * liveness locks that let any instance release a dead worker's jobs. An attempt that fails
+ * schedules the next as a new job at its backoff time, in the endpoint's lane.
  */
 export class WebhookQueue {
   private readonly pool: pg.Pool;
   private readonly db: Kysely<Database>;
   private readonly dispatcher: WebhookDispatcher;
+  private readonly liveness: WorkerLiveness;
   private runner: Runner | null = null;
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
     this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs, options.dispatchCoalesceMs);
+    this.liveness = new WorkerLiveness(this.pool, this.db, options.logger, options.recoveryMs);
   }
 
   async start(): Promise<void> {
-    const deliver: Task = async (payload, helpers) => {
-      await attemptDeliveries(this.db, deliveryIds(payload), this.options, async (deliveryId, runAt) => {
-        await helpers.addJob(DELIVER_TASK, [deliveryId], { runAt });
-      });
+    const { options } = this;
+    const context: AttemptContext = {
+      db: this.db,
+      policy: options,
+      sender: { policy: options.destinations, timeoutMs: options.timeoutMs, agents: newAgents() },
+      retry: async (endpointId, deliveryIds, runAt) => {
+        if (deliveryIds.length > 0) await enqueueDeliveries(this.db, endpointId, deliveryIds, runAt);
+      },
+      onDisabled: options.onDisabled,
     };
+    const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
     // Installed on every instance: one with delivery off still queues replays.
     await this.installQueueSchema();
-    if (this.options.delivery === 'off') return;
+    if (options.delivery === 'off') return;
+    await this.liveness.start();
+    const events: WorkerEvents = new EventEmitter();
+    events.on('worker:create', ({ worker }) => this.liveness.hold(worker.workerId));
     this.runner = await run({
       pgPool: this.pool,
-      concurrency: this.options.concurrency,
-      pollInterval: this.options.pollMs,
+      concurrency: options.concurrency,
+      pollInterval: options.pollMs,
       noHandleSignals: true,
       // Unnamed statements only, as everywhere in this service (safe even behind a transaction pooler).
       noPreparedStatements: true,
       taskList: { [DELIVER_TASK]: deliver },
-      logger: workerLogger(this.options.logger),
+      logger: workerLogger(options.logger),
+      events,
     });
     this.dispatcher.start();
   }
@@ -79,16 +99,10 @@ export class WebhookQueue {
     if (this.runner) this.dispatcher.wake();
   }
 
-  /** Delivers again (a replay), with the same webhook-id; undefined for an unknown delivery. */
-  async replay(deliveryId: string): Promise<WebhookDelivery | undefined> {
-    const delivery = await resetDelivery(this.db, deliveryId);
-    if (delivery) await this.pool.query(`SELECT graphile_worker.add_job($1, json_build_array($2::text))`, [DELIVER_TASK, deliveryId]);
-    return delivery;
-  }
-
   async stop(): Promise<void> {
     await this.dispatcher.stop();
     await this.runner?.stop();
+    await this.liveness.stop();
     await this.options.database.close();
   }
 }

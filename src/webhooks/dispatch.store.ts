@@ -1,0 +1,39 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { DELIVER_TASK, JOB_DELIVERIES, LANE_PREFIX } from './queue.store.js';
+
+/** The dispatcher's cursor and the deliveries it creates (one of the webhook stores, endpoint.store.ts says which). */
+
+/**
+ * One page of events, in one statement (no transaction left idle between round trips); answers
+ * how many were dispatched (0 when another instance holds the cursor). The cursor is a scalar
+ * subquery so the page is an index range from it (joined, every event ever was scanned). One job
+ * per endpoint and chunk of its deliveries, in the endpoint's lane (queue.store.ts), not one per
+ * delivery: each job costs commits the leave's commit queues behind. The jobs CTE is read by the
+ * final SELECT, so every add_job runs.
+ */
+export async function dispatchPage(db: Kysely<Database>, page: number): Promise<number> {
+  const { rows } = await sql<{ dispatched: string; jobs: string }>`
+    WITH cursor AS (SELECT d.position FROM webhook_dispatch d FOR UPDATE SKIP LOCKED),
+    page AS (
+      SELECT e.position, e.kind FROM membership_event e
+      WHERE e.position > (SELECT c.position FROM cursor c) ORDER BY e.position LIMIT ${page}
+    ),
+    created AS (
+      INSERT INTO webhook_delivery (endpoint_id, event_position)
+      SELECT w.id, p.position FROM page p JOIN webhook_endpoint w ON p.kind = ANY (w.event_kinds) AND w.disabled_at IS NULL
+      ON CONFLICT ON CONSTRAINT webhook_delivery_once DO NOTHING
+      RETURNING id, endpoint_id
+    ),
+    chunked AS (SELECT id, endpoint_id, (row_number() OVER (PARTITION BY endpoint_id ORDER BY id) - 1) / ${JOB_DELIVERIES} AS chunk FROM created),
+    jobs AS (
+      SELECT graphile_worker.add_job(${DELIVER_TASK}, json_agg(id::text ORDER BY id), queue_name => ${LANE_PREFIX} || endpoint_id)
+      FROM chunked GROUP BY endpoint_id, chunk
+    ),
+    moved AS (
+      UPDATE webhook_dispatch SET position = (SELECT max(p.position) FROM page p) WHERE EXISTS (SELECT 1 FROM page) RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM page) AS dispatched, (SELECT count(*) FROM jobs) AS jobs, (SELECT count(*) FROM moved) AS moved
+  `.execute(db);
+  return Number(rows[0]?.dispatched ?? 0);
+}

@@ -1,0 +1,52 @@
+import { BlockList } from 'node:net';
+
+/**
+ * Where no webhook goes unless the allow list admits it: everything that is not the public
+ * internet (IANA's special-purpose registries). `net.BlockList` matches an IPv4-mapped IPv6 address
+ * (`::ffff:127.0.0.1`) against the IPv4 ranges; NAT64 and 6to4 embed an IPv4 address too, so their
+ * prefixes are refused whole. Cloud metadata services sit in ranges below (169.254.169.254,
+ * fd00:ec2::254); their names are refused by name as well, before any lookup.
+ */
+const IPV4: [string, number][] = [
+  ['0.0.0.0', 8], // "this network", 0.0.0.0 (unspecified)
+  ['10.0.0.0', 8], // RFC 1918
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8], // loopback
+  ['169.254.0.0', 16], // link-local, cloud metadata
+  ['172.16.0.0', 12], // RFC 1918
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.88.99.0', 24], // 6to4 relay anycast
+  ['192.168.0.0', 16], // RFC 1918
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+];
+const IPV6: [string, number][] = [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['64:ff9b::', 96], // NAT64
+  ['64:ff9b:1::', 48], // local NAT64
+  ['100::', 64], // discard
+  ['2001::', 23], // IETF protocol assignments (Teredo among them)
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4
+  ['fc00::', 7], // unique local (fd00:ec2::254, AWS metadata)
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+];
+
+export function refusedAddresses(): BlockList {
+  const list = new BlockList();
+  for (const [network, prefix] of IPV4) list.addSubnet(network, prefix, 'ipv4');
+  for (const [network, prefix] of IPV6) list.addSubnet(network, prefix, 'ipv6');
+  return list;
+}
+
+/** Names that are internal whatever DNS says (compared without a trailing dot). */
+export const REFUSED_NAMES = ['localhost', 'metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal'];
+/** Suffixes of internal names. */
+export const REFUSED_SUFFIXES = ['.localhost', '.internal', '.local'];

@@ -1,0 +1,93 @@
+import type { Kysely } from 'kysely';
+import type { Database, MembershipEventKind } from '../db/schema.js';
+import { listDeliveries } from './delivery.store.js';
+import { ADDRESS_NOT_ALLOWED, DestinationPolicy } from './destination-policy.js';
+import { disableEndpoint, enableEndpoint, listEndpoints, registerEndpoint } from './endpoint.store.js';
+import { replayDelivery } from './replay-delivery.js';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.js';
+import type { Metrics } from '../observability/metrics.js';
+import { WebhookQueue, type WebhookQueueOptions } from './webhook-queue.js';
+import type { WebhookDelivery, WebhookEndpoint } from './webhook-records.js';
+
+/** A registration refused (a bad URL, user info, an address not allowed): nothing is written. */
+export class WebhookRefusal extends Error {
+  constructor(message: string, readonly field: string) {
+    super(message);
+    this.name = 'WebhookRefusal';
+  }
+}
+
+export interface WebhooksParts {
+  /** The request pool: endpoints and deliveries as admins read and change them. */
+  db: Kysely<Database>;
+  /** The queue's own session connections (WebhookQueueOptions.database). */
+  queueDatabase: WebhookQueueOptions['database'];
+  settings: Config['webhooks'];
+  logger: Logger;
+  metrics: Metrics;
+}
+
+/** The capability with its queue, as the composition root wires it. */
+export function createWebhooks({ db, queueDatabase, settings, logger, metrics }: WebhooksParts): Webhooks {
+  const destinations = new DestinationPolicy(settings.allowedDestinations);
+  const onDisabled = (endpointId: string, reason: string) => {
+    metrics.webhookEndpointsDisabled.inc();
+    logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
+  };
+  return new Webhooks(db, new WebhookQueue({ ...settings, database: queueDatabase, destinations, logger, onDisabled }), destinations);
+}
+
+/**
+ * The webhooks capability as the API reaches it: endpoints and deliveries on the request pool
+ * (the stores), the queue that delivers them (its own connections), started and stopped with it.
+ */
+export class Webhooks {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly queue: WebhookQueue,
+    private readonly destinations: DestinationPolicy,
+  ) {}
+
+  start(): Promise<void> {
+    return this.queue.start();
+  }
+
+  stop(): Promise<void> {
+    return this.queue.stop();
+  }
+
+  /** A feed event may have been recorded. */
+  wake(): void {
+    this.queue.wake();
+  }
+
+  register(url: string, eventKinds: readonly MembershipEventKind[]): Promise<WebhookEndpoint> {
+    const refusal = this.destinations.refusal(url);
+    if (refusal !== null) throw new WebhookRefusal(refusal === ADDRESS_NOT_ALLOWED ? `url: ${refusal} (an internal address; see WEBHOOK_ALLOWED_DESTINATIONS)` : refusal, 'url');
+    if (eventKinds.length === 0) throw new WebhookRefusal('name at least one event kind', 'eventKinds');
+    return registerEndpoint(this.db, url, [...new Set(eventKinds)]);
+  }
+
+  endpoints(): Promise<WebhookEndpoint[]> {
+    return listEndpoints(this.db);
+  }
+
+  /** Enabled again, and what it missed while disabled replayed; undefined for an unknown id. */
+  enable(id: string): Promise<WebhookEndpoint | undefined> {
+    return enableEndpoint(this.db, id);
+  }
+
+  disable(id: string, reason: string): Promise<WebhookEndpoint | undefined> {
+    return disableEndpoint(this.db, id, reason);
+  }
+
+  deliveries(endpointId: string, last: number): Promise<WebhookDelivery[]> {
+    return listDeliveries(this.db, endpointId, last);
+  }
+
+  /** Delivers again (a replay), with the same webhook-id; undefined for an unknown delivery. */
+  replay(deliveryId: string): Promise<WebhookDelivery | undefined> {
+    return replayDelivery(this.db, deliveryId);
+  }
+}
