@@ -1,0 +1,108 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { capturedLog, eventually, gql, metric, startCluster, type Cluster } from './support/harness.js';
+
+const REGISTER = `mutation ($url: String!) { registerWebhookEndpoint(url: $url, eventKinds: [LEFT]) { endpoint { id } } }`;
+const ENDPOINTS = `{ webhookEndpoints { id disabled disabledReason failingSince consecutiveFailures } }`;
+const DELIVERIES = `query ($id: UInt64!) { webhookDeliveries(endpointId: $id, last: 100) { messageId status } }`;
+
+/** A real receiver on loopback: `answer` gives each request's status, or null to hold it open. */
+async function receiver(answer: () => number | null) {
+  const ids: string[] = [];
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) =>
+    req.resume().on('end', () => {
+      const status = answer();
+      if (status === null) return void held.push(res);
+      ids.push(String(req.headers['webhook-id']));
+      res.writeHead(status).end();
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () => {
+    held.splice(0).forEach((res) => res.destroy());
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, ids, held, close };
+}
+
+async function register(app: App, url: string): Promise<string> {
+  const response = await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, { url });
+  expect(response.errors).toBeUndefined();
+  return response.data!.registerWebhookEndpoint.endpoint.id;
+}
+
+async function leave(app: App, userId: number): Promise<void> {
+  expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${userId}") { status } }`)).errors).toBeUndefined();
+}
+
+describe('one endpoint, one lane', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster([]);
+    // Two delivery workers, and attempts that never time out: a hanging receiver holds what it takes.
+    cluster.apps.push(await cluster.startInstance({ WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '3600000', WEBHOOK_POLL_MS: '100' }));
+  });
+  afterAll(() => cluster?.stop());
+
+  it('a healthy endpoint receives every delivery, in order, while its neighbour hangs on one worker', async () => {
+    const app = cluster.apps[0]!;
+    const hanging = await receiver(() => null);
+    const healthy = await receiver(() => 204);
+    await register(app, hanging.url);
+    const healthyId = await register(app, healthy.url);
+    try {
+      const LEAVES = 30;
+      for (let user = 0; user < LEAVES; user++) await leave(app, 8300 + user);
+      await eventually(() => healthy.ids.length === LEAVES, 60_000);
+      const expected = (await gql<{ webhookDeliveries: { messageId: string }[] }>(app, DELIVERIES, { id: healthyId })).data!.webhookDeliveries.map((d) => d.messageId).reverse();
+      expect(healthy.ids).toEqual(expected);
+      // The hanging endpoint holds one worker, with one delivery: its lane.
+      expect(hanging.held.length).toBe(1);
+    } finally {
+      await hanging.close();
+      await healthy.close();
+    }
+  });
+});
+
+describe('an endpoint failing too long', () => {
+  let cluster: Cluster;
+  const log = capturedLog();
+  beforeAll(async () => {
+    cluster = await startCluster([]);
+    const environment = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_DISABLE_AFTER_MS: '1000', WEBHOOK_BACKOFF_MIN_MS: '50', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100' };
+    cluster.apps.push(await cluster.startInstance(environment, { logger: log.logger }));
+  });
+  afterAll(() => cluster?.stop());
+
+  it('is disabled with its reason (state, metric, log line); enabled again, it receives what it missed, in order', async () => {
+    const app = cluster.apps[0]!;
+    let failing = true;
+    const hook = await receiver(() => (failing ? 503 : 204));
+    const id = await register(app, hook.url);
+    await leave(app, 8400);
+    const endpoint = async () => (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.find((e) => e.id === id)!;
+    await eventually(async () => (await endpoint()).disabled === true, 30_000);
+    expect((await endpoint()).disabledReason).toMatch(/^failing for \d+ s \(\d+ consecutive failed deliveries\); last: HTTP 503$/);
+    expect(await metric(app, 'community_webhook_endpoints_disabled_total')).toBe(1);
+    expect(log.entries.find((entry) => entry.msg === 'webhook endpoint disabled')).toMatchObject({ endpointId: id, reason: expect.stringMatching(/^failing for/) });
+
+    // Changes while it is disabled: dispatched, with no delivery for it.
+    await leave(app, 8401);
+    await leave(app, 8402);
+    await eventually(async () => (await cluster.db.query(`SELECT (SELECT position FROM webhook_dispatch) = (SELECT max(position) FROM membership_event) AS done`)).rows[0].done, 30_000);
+    failing = false;
+    const before = hook.ids.length;
+    const enabled = await gql(app, `mutation ($id: UInt64!) { enableWebhookEndpoint(id: $id) { disabled failingSince consecutiveFailures } }`, { id });
+    expect(enabled.data).toEqual({ enableWebhookEndpoint: { disabled: false, failingSince: null, consecutiveFailures: 0 } });
+    const events = (await cluster.db.query(`SELECT 'msg_' || position AS id FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)).rows.map((r) => r.id);
+    await eventually(() => hook.ids.length === before + events.length, 30_000);
+    expect(hook.ids.slice(before)).toEqual(events);
+    const statuses = (await gql<{ webhookDeliveries: { status: string }[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries.map((d) => d.status);
+    expect(statuses).toEqual(events.map(() => 'DELIVERED'));
+    await hook.close();
+  });
+});
