@@ -219,6 +219,8 @@ CREATE TABLE webhook_endpoint (
   consecutive_failures integer NOT NULL DEFAULT 0,
   disabled_at timestamp with time zone,
   disabled_reason text,
+  failing_since timestamp with time zone,
+  disabled_position bigint,
   CONSTRAINT disabled_with_reason CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
   CONSTRAINT webhook_endpoint_pkey PRIMARY KEY (id)
 );
