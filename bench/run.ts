@@ -7,6 +7,7 @@ import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { failover } from './cases/failover.js';
 import { downstream } from './cases/downstream.js';
+import { webhookLanes } from './cases/webhook-lanes.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { hostile } from './cases/hostile.js';
 import { idleSubscriptions } from './cases/idle-subscriptions.js';
@@ -91,6 +92,7 @@ const CASES: readonly Case[] = [
   tracingCost,
   sender,
   downstream,
+  webhookLanes,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

@@ -35,6 +35,7 @@ export class WorkerLiveness {
   async start(): Promise<void> {
     this.stopped = false;
     await this.connect();
+    void this.sweep(); // a restarted instance frees what it held before the crash at once
     this.timer = setInterval(() => void this.sweep(), this.recoveryMs);
     this.timer.unref();
   }
