@@ -56,7 +56,8 @@ export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<
   if (!fitsInt8(id)) return undefined;
   const { rows } = await sql<WebhookEndpoint>`
     WITH cursor AS (SELECT position FROM webhook_dispatch FOR SHARE),
-    was AS (SELECT id, disabled_at, disabled_position, event_kinds FROM webhook_endpoint WHERE id = ${id} FOR UPDATE),
+    -- NO KEY UPDATE: a dispatch pass inserting deliveries (their foreign key takes KEY SHARE) is not blocked.
+    was AS (SELECT id, disabled_at, disabled_position, event_kinds FROM webhook_endpoint WHERE id = ${id} FOR NO KEY UPDATE),
     enabled AS (
       UPDATE webhook_endpoint w SET disabled_at = NULL, disabled_reason = NULL, disabled_position = NULL, consecutive_failures = 0, failing_since = NULL
       FROM was WHERE w.id = was.id
