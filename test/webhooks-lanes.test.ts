@@ -68,6 +68,51 @@ describe('one endpoint, one lane', () => {
   });
 });
 
+describe('failing endpoints, a fair share', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster([]);
+    // Two workers: failing endpoints may hold one of them. Each attempt to a hanging receiver times out after 1 s.
+    const environment = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_BACKOFF_MIN_MS: '50', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100' };
+    cluster.apps.push(await cluster.startInstance(environment));
+  });
+  afterAll(() => cluster?.stop());
+
+  it('as many hanging endpoints as workers hold one worker at a time, and a healthy endpoint gets the other', async () => {
+    const app = cluster.apps[0]!;
+    // Counts the attempts it holds open (each until the sender gives up), and the most at once.
+    let open = 0;
+    let mostAtOnce = 0;
+    const sockets = new Set<import('node:net').Socket>();
+    const hanging = http.createServer((req) => {
+      open++;
+      mostAtOnce = Math.max(mostAtOnce, open);
+      req.socket.once('close', () => open--);
+      sockets.add(req.socket);
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const healthy = await receiver(() => 204);
+    try {
+      const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+      const hangingIds = [await register(app, `${hangingUrl}/a`), await register(app, `${hangingUrl}/b`)];
+      await register(app, healthy.url);
+      await leave(app, 8600);
+      const failing = async () => (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.filter((e) => hangingIds.includes(e.id) && e.failingSince !== null);
+      await eventually(async () => (await failing()).length === 2 && open <= 1, 30_000);
+      mostAtOnce = open;
+      const LEAVES = 10;
+      for (let user = 1; user <= LEAVES; user++) await leave(app, 8600 + user);
+      await eventually(() => healthy.ids.length === LEAVES + 1, 60_000);
+      expect(mostAtOnce).toBe(1);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+      await healthy.close();
+    }
+  });
+});
+
 describe('an endpoint failing too long', () => {
   let cluster: Cluster;
   const log = capturedLog();

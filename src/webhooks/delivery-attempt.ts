@@ -27,6 +27,8 @@ export interface AttemptContext {
   retry: (endpointId: string, deliveryIds: string[], at: Date) => Promise<void>;
   /** This attempt disabled the endpoint. */
   onDisabled: (endpointId: string, reason: string) => void;
+  /** The instance's workers now attempting failing endpoints, and how many may (a fair share: half of them). */
+  failingShare: { running: number; max: number };
 }
 
 /**
@@ -37,11 +39,27 @@ export interface AttemptContext {
  * job's remaining ones wait for its backoff together, so an endpoint that hangs costs one attempt's
  * timeout per backoff step, never one per delivery. A delivery is FAILED once the retry period
  * (from its first attempt) is over; an endpoint failing too long is disabled, and its remaining
- * deliveries skipped (enabling it replays them).
+ * deliveries skipped (enabling it replays them). Endpoints that are failing share at most half the
+ * instance's workers: a job of one that finds them taken waits WEBHOOK_BACKOFF_MIN_MS, unattempted.
  */
 export async function attemptDeliveries(context: AttemptContext, deliveryIds: string[]): Promise<void> {
+  const rows = (await deliveriesToAttempt(context.db, deliveryIds)).filter((row) => row.status === 'PENDING');
+  const first = rows[0];
+  const share = context.failingShare;
+  if (first === undefined) return;
+  if (first.failing_since === null || first.disabled_at !== null) return attemptInOrder(context, rows);
+  // An endpoint that is failing gets a worker only while failing ones hold less than their share: the rest serve healthy endpoints.
+  if (share.running >= share.max) return context.retry(first.endpoint_id, rows.map((row) => row.id), new Date(Date.now() + context.policy.backoffMinMs));
+  share.running++;
+  try {
+    await attemptInOrder(context, rows);
+  } finally {
+    share.running--;
+  }
+}
+
+async function attemptInOrder(context: AttemptContext, rows: Attempt[]): Promise<void> {
   const { db, policy } = context;
-  const rows = (await deliveriesToAttempt(db, deliveryIds)).filter((row) => row.status === 'PENDING');
   const delivered: { id: string; statusCode: number }[] = [];
   for (const [index, row] of rows.entries()) {
     const rest = () => rows.slice(index + 1).map((r) => r.id);

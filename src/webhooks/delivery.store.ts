@@ -17,7 +17,7 @@ export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
   return db.selectFrom('webhook_delivery as d')
     .innerJoin('webhook_endpoint as w', 'w.id', 'd.endpoint_id')
     .innerJoin('membership_event as e', 'e.position', 'd.event_position')
-    .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at',
+    .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at', 'w.failing_since',
       'e.position', 'e.kind', 'e.user_id', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.purge_id', 'e.recorded_at'])
     .where('d.id', 'in', ids)
     .orderBy('d.id')

@@ -61,6 +61,7 @@ export class WebhookQueue {
         if (deliveryIds.length > 0) await enqueueDeliveries(this.db, endpointId, deliveryIds, runAt);
       },
       onDisabled: options.onDisabled,
+      failingShare: { running: 0, max: Math.max(1, Math.floor(options.concurrency / 2)) },
     };
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
     // Installed on every instance: one with delivery off still queues replays.
