@@ -23,6 +23,7 @@ export class WorkerLiveness {
   private readonly workers = new Set<string>();
   private locking: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
   constructor(
@@ -35,8 +36,9 @@ export class WorkerLiveness {
   async start(): Promise<void> {
     this.stopped = false;
     await this.connect();
-    void this.sweep(); // a restarted instance frees what it held before the crash at once
-    this.timer = setInterval(() => void this.sweep(), this.recoveryMs);
+    const sweep = () => void (this.sweeping = this.sweep()); // at once too: a restarted instance frees what it held before the crash
+    sweep();
+    this.timer = setInterval(sweep, this.recoveryMs);
     this.timer.unref();
   }
 
@@ -62,7 +64,7 @@ export class WorkerLiveness {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await this.locking;
+    await Promise.all([this.locking, this.sweeping]);
     this.client?.release(true); // closed, so its locks go with it
     this.client = null;
   }
