@@ -80,7 +80,8 @@ export const downstream: Case = {
       // The replayed rows are feed events too: not for the endpoints.
       const { app, db } = deployments[0]!;
       await db.query(`UPDATE webhook_endpoint SET disabled_at = now(), disabled_reason = 'bench'`);
-      const feed = await replayFeed(app, cluster.token, db, sizes.feedEvents);
+      // The feed is for services: a token without a user id.
+      const feed = await replayFeed(app, await cluster.tokenFor('warehouse', 'community:feed'), db, sizes.feedEvents);
       const feedRow: Row = {
         case: FEED_LABEL,
         figure: `${num(feed.read / feed.seconds)} events/s (${num(feed.read)} of ${num(feed.total)} in ${feed.seconds.toFixed(1)} s, pages of ${PAGE})`,
