@@ -4,7 +4,7 @@
  *   7 entry points   src/main.ts, src/cli/, bench/, scripts/
  *   6 composition    src/app.ts
  *   5 transports     src/server/, src/settings/
- *   4 API            src/api/
+ *   4 API            src/api/ (reaches capabilities through their service objects, never a *.store.ts)
  *   3 capabilities   src/membership/, src/signals/, src/purge/, src/webhooks/ (no GraphQL)
  *   2 platform       src/auth/, src/db/
  *   1 base kit       src/graphql/, src/observability/, src/config/, src/ids/, src/time/, src/util/
@@ -45,6 +45,15 @@ module.exports = {
       comment: 'Capabilities know nothing of GraphQL: the API maps their results and errors.',
       from: { path: CAPABILITIES },
       to: { path: '(^|/)node_modules/(graphql|graphql-yoga|@pothos)/' },
+    },
+    {
+      name: 'api-without-stores',
+      severity: 'error',
+      comment:
+        'The API reaches a capability through its service objects (src/api/context.ts), never through its store (*.store.ts), ' +
+        'not even for a type: one way into each table family. webhooks.schema.ts is exempt until the webhooks branch moves it behind the webhook service.',
+      from: { path: API, pathNot: '^src/api/webhooks\\.schema\\.ts$' },
+      to: { path: '\\.store\\.ts$' },
     },
     {
       name: 'production-code-without-tests',
