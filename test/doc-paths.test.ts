@@ -99,7 +99,7 @@ describe('the paths the README and docs/ name', () => {
 
   it('would fail for a path that does not exist', () => {
     expect(candidates('src/db/embedded.ts')?.some(exists)).toBe(false);
-    expect(candidates('membership/membership.store.ts')?.some(exists)).toBe(false);
+    expect(candidates('membership/store/leave-and-rejoin.ts')?.some(exists)).toBe(false);
     expect(candidates('test/oidc-*.test.ts')?.some(exists)).toBe(true);
     expect(candidates('test/nothing-*.test.ts')?.some(exists)).toBe(false);
     expect(candidates('src/db/sql/history/<name>.v<N>.sql')?.some(exists)).toBe(true);
