@@ -1,10 +1,12 @@
 /**
  * The layering rule (docs/architecture.md). From top to bottom; each layer imports only from the
  * layers below it, never up, and no files import each other in a circle:
- *   7 entry points   src/main.ts, src/cli/, bench/, scripts/
+ *   8 entry points   src/main.ts, src/cli/, bench/, scripts/, the tests (test/, packages/<name>/test/)
+ *   7 support        support/: what entry points share (the one start-up, the embedded PostgreSQL
+ *                    launcher, template databases, PgBouncer, server processes); never createApp's
  *   6 composition    src/app.ts
  *   5 transports     src/server/, src/settings/
- *   4 API            src/api/
+ *   4 API            src/api/ (reaches capabilities through their service objects, never a *.store.ts)
  *   3 capabilities   src/membership/, src/signals/, src/purge/, src/webhooks/ (no GraphQL)
  *   2 platform       src/auth/, src/db/
  *   1 base kit       src/graphql/, src/observability/, src/config/, src/ids/, src/time/, src/util/
@@ -12,7 +14,8 @@
  * they import none of the service's code, and the service reaches them only by package name.
  * `npm run layers` checks it; CI fails on a new upward import.
  */
-const ENTRY = '^(src/main\\.ts|src/cli/|bench/|scripts/)';
+const ENTRY = '^(src/main\\.ts|src/cli/|bench/|scripts/|test/|test-browser/|packages/[^/]+/test/)';
+const SUPPORT = '^support/';
 const COMPOSITION = '^src/app\\.ts$';
 const TRANSPORTS = '^src/(server|settings)/';
 const API = '^src/api/';
@@ -21,12 +24,13 @@ const PLATFORM = '^src/(auth|db)/';
 const BASE = '^src/(graphql|observability|config|ids|time|util)/';
 
 const above = {
-  [COMPOSITION]: [ENTRY],
-  [TRANSPORTS]: [ENTRY, COMPOSITION],
-  [API]: [ENTRY, COMPOSITION, TRANSPORTS],
-  [CAPABILITIES]: [ENTRY, COMPOSITION, TRANSPORTS, API],
-  [PLATFORM]: [ENTRY, COMPOSITION, TRANSPORTS, API, CAPABILITIES],
-  [BASE]: [ENTRY, COMPOSITION, TRANSPORTS, API, CAPABILITIES, PLATFORM],
+  [SUPPORT]: [ENTRY],
+  [COMPOSITION]: [ENTRY, SUPPORT],
+  [TRANSPORTS]: [ENTRY, SUPPORT, COMPOSITION],
+  [API]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS],
+  [CAPABILITIES]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS, API],
+  [PLATFORM]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS, API, CAPABILITIES],
+  [BASE]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS, API, CAPABILITIES, PLATFORM],
 };
 
 module.exports = {
@@ -47,6 +51,15 @@ module.exports = {
       to: { path: '(^|/)node_modules/(graphql|graphql-yoga|@pothos)/' },
     },
     {
+      name: 'api-without-stores',
+      severity: 'error',
+      comment:
+        'The API reaches a capability through its service objects (src/api/context.ts), never through its store (*.store.ts), ' +
+        'not even for a type: one way into each table family. webhooks.schema.ts is exempt until the webhooks branch moves it behind the webhook service.',
+      from: { path: API, pathNot: '^src/api/webhooks\\.schema\\.ts$' },
+      to: { path: '\\.store\\.ts$' },
+    },
+    {
       name: 'production-code-without-tests',
       severity: 'error',
       comment: 'Code under src/ never imports test support.',
@@ -56,21 +69,21 @@ module.exports = {
     {
       name: 'packages-stand-alone',
       severity: 'error',
-      comment: 'A workspace package is installed by other services: it never imports the server or its tests.',
-      from: { path: '^packages/' },
-      to: { path: '^(src|test|test-browser|bench|scripts|examples)/' },
+      comment: 'A workspace package is installed by other services: it never imports the server or its tests (its own tests, under test/, run against the real server).',
+      from: { path: '^packages/', pathNot: '^packages/[^/]+/test/' },
+      to: { path: '^(src|support|test|test-browser|bench|scripts|examples)/' },
     },
     {
       name: 'packages-by-name',
       severity: 'error',
       comment: "The service uses a workspace package only as its users do: by its name, never by a path into packages/.",
-      from: { path: '^(src|bench|scripts)/' },
+      from: { path: '^(src|support|bench|scripts)/' },
       to: { path: '^packages/', dependencyTypesNot: ['aliased-workspace'] },
     },
     {
       name: 'not-to-unresolvable',
       severity: 'error',
-      from: { path: '^(src|bench|scripts|packages)/' },
+      from: { path: '^(src|support|bench|scripts|packages)/' },
       to: { couldNotResolve: true },
     },
   ],

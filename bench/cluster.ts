@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { App, AppOptions } from '../src/app.js';
 import { mintToken } from '../src/auth/tokens.js';
-import { startTemporaryPostgres } from '../src/db/temporary-postgres.js';
-import { cloneDatabase, migratedTemplate } from '../test/support/databases.js';
-import { eventually } from '../test/support/eventually.js';
-import { postGraphQL } from '../test/support/graphql-client.js';
-import { startApp as startConfiguredApp } from '../test/support/start-app.js';
+import { startTemporaryPostgres } from '../support/postgres/temporary-postgres.js';
+import { cloneDatabase, migratedTemplate } from '../support/databases.js';
+import { eventually } from '../support/eventually.js';
+import { postGraphQL } from '../support/graphql-client.js';
+import { startLocalApp } from '../support/start-app.js';
 import { databaseCpuSeconds, type DatabaseCpu } from './database-cpu.js';
 import { PRODUCTION } from './production-mode.js';
 import { startServerProcesses, type ServerProcesses } from './processes.js';
@@ -51,7 +51,7 @@ export async function startCluster(): Promise<Cluster> {
     tokenFor: (sub, scope) => mintToken(SECRET, { sub, scope, expiresIn: '2h' }),
     freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
     async startApp(databaseUrl, options = {}, environment = {}) {
-      const app = await startConfiguredApp(databaseUrl, { secret: SECRET, options, environment: { ...PRODUCTION, ...environment } });
+      const app = await startLocalApp(databaseUrl, { secret: SECRET, options, environment: { ...PRODUCTION, ...environment } });
       apps.add(app);
       return app;
     },

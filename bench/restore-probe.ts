@@ -1,8 +1,8 @@
 // First: graphql-js must load in production mode.
 import { PRODUCTION } from './production-mode.js';
 import { randomBytes } from 'node:crypto';
-import { createApp } from '../src/app.js';
-import { loadConfig, resolveConfig } from '../src/config/config.js';
+import { loadConfig } from '../src/config/config.js';
+import { startApp } from '../support/start-app.js';
 
 /** What one instance's start cost, measured in a process of its own (see cases/restore.ts). */
 export interface RestoreProbe {
@@ -20,10 +20,14 @@ export interface RestoreProbe {
 process.once('message', async (databaseUrl: string) => {
   const secret = randomBytes(32).toString('base64url');
   const config = loadConfig({ ...PRODUCTION, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: secret });
-  const app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret } }));
-  const peakRssBeforeBytes = process.resourceUsage().maxRSS * 1024;
-  const started = performance.now();
-  await app.start();
+  let peakRssBeforeBytes = 0;
+  let started = 0;
+  // Created, not yet started: from here on it is the start alone that is measured.
+  const created = () => {
+    peakRssBeforeBytes = process.resourceUsage().maxRSS * 1024;
+    started = performance.now();
+  };
+  const app = await startApp(config, { databaseUrl, authKey: { kind: 'secret', secret } }, { created });
   const startMs = performance.now() - started;
   const { cache } = app.services.membership;
   const probe: RestoreProbe = {

@@ -1,5 +1,5 @@
-import { createApp } from '../src/app.js';
-import { loadConfig, resolveConfig } from '../src/config/config.js';
+import { loadConfig } from '../src/config/config.js';
+import { startApp } from '../support/start-app.js';
 
 /**
  * One server process for the cluster cases: the app `src/main.ts` runs, on DATABASE_URL with
@@ -9,9 +9,11 @@ import { loadConfig, resolveConfig } from '../src/config/config.js';
  */
 const config = loadConfig(process.env);
 if (!config.database.url || config.auth.key.kind !== 'secret') throw new Error('needs DATABASE_URL and AUTH_JWT_SECRET');
-const app = createApp(resolveConfig(config, { databaseUrl: config.database.url, authKey: config.auth.key }));
-app.services.membership.onChange((change, sentAtUs, appliedAtUs) => {
-  process.send?.({ version: String(change.version), lagUs: appliedAtUs - Number(sentAtUs) });
+await startApp(config, { databaseUrl: config.database.url, authKey: config.auth.key }, {
+  created: (app) => {
+    app.services.membership.onChange((change, sentAtUs, appliedAtUs) => {
+      process.send?.({ version: String(change.version), lagUs: appliedAtUs - Number(sentAtUs) });
+    });
+    process.once('SIGTERM', () => void app.stop().finally(() => process.exit(0)));
+  },
 });
-process.once('SIGTERM', () => void app.stop().finally(() => process.exit(0)));
-await app.start();

@@ -7,7 +7,7 @@ import path from 'node:path';
 
 const STAMP = 'dist/.build-stamp';
 /** What `npm run build` reads: the sources, the operation documents, the compiler settings. */
-const SOURCES = ['src', 'packages', 'examples/operations.graphql', 'tsconfig.json', 'tsconfig.build.json'];
+const SOURCES = ['src', 'support', 'packages', 'examples/operations.graphql', 'tsconfig.json', 'tsconfig.build.json'];
 
 /** Files only: a folder's time changes when a copy of the tree creates it (a release unpacked elsewhere). */
 function newestChange(entry) {

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
-import type { EmbeddedDatabase } from '../src/db/embedded.js';
-import { startTemporaryPostgres } from '../src/db/temporary-postgres.js';
-import { startPgBouncer, type PgBouncer } from '../test/support/pgbouncer.js';
+import type { EmbeddedDatabase } from '../support/postgres/embedded.js';
+import { startTemporaryPostgres } from '../support/postgres/temporary-postgres.js';
+import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 
 export interface ScriptDatabase {
   database: EmbeddedDatabase;

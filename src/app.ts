@@ -17,7 +17,8 @@ import { persistedDocuments } from './db/persisted-documents.js';
 import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
-import { membershipSource } from './membership/store/cache-source.js';
+import { membershipSource } from './membership/membership-snapshot.store.js';
+import { MembershipRecords } from './membership/membership-records.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
@@ -31,6 +32,7 @@ import { createTransports } from './server/transports.js';
 import { createLogger } from './observability/logger.js';
 import type { OperationLimitsPlugin, RequestLayer, RequestScope } from './server/yoga.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
+import { SignalReads } from './signals/signal-reads.js';
 import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
@@ -108,10 +110,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   metrics.observeSubscriptions(statusFeed);
   const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer);
   // Feed streams are capped like status streams: per principal (as per user) and per instance.
-  const changeFeed = new MembershipChangeFeed(database.db, membership, new SubscriptionCaps(config.subscriptions), {
-    pageSize: config.downstream.feedPageSize,
-    pollMs: config.downstream.feedPollMs,
-  });
+  const changeFeed = new MembershipChangeFeed(database.db, membership, new SubscriptionCaps(config.subscriptions), config.downstream);
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
   const webhooks = createWebhooks({
     db: database.db,
@@ -122,7 +121,8 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     metrics,
   });
   membership.onChange(() => webhooks.wake());
-  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
+  const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
+  const services: Services = { db: database.db, membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
   const transports = createTransports({
     config,
     services,

@@ -1,15 +1,18 @@
-import { ConfigError, loadConfig, resolveConfig, type Config } from './config/config.js';
-import { configuredDatabase, type ConfiguredDatabase } from './db/configured-database.js';
-import { EmbeddedStartError, type EmbeddedDatabase } from './db/embedded.js';
-import { createApp, type App } from './app.js';
+import type { Config } from './config/config.js';
+import { maskedDatabaseUrl } from './config/database-url.js';
+import { configuredDatabase, type ConfiguredDatabase } from '../support/postgres/configured-database.js';
+import { EmbeddedStartError, type EmbeddedDatabase } from '../support/postgres/embedded.js';
+import { startApp } from '../support/start-app.js';
+import type { App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey, resolveReceiptKey } from './auth/tokens.js';
 import { createLogger } from './observability/logger.js';
+import { readConfigOrExit } from './cli/read-config.js';
 import { onStopSignals } from './cli/stop-signals.js';
 
 /** `npm start`: the configured PostgreSQL, or an embedded one under EMBEDDED_PG_DIR. */
 async function main(): Promise<void> {
-  const config = readConfig();
+  const config = readConfigOrExit();
   const logger = createLogger(config);
   const started = performance.now();
   if (!config.database.url) logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
@@ -27,7 +30,7 @@ async function main(): Promise<void> {
   const { url: databaseUrl, embedded: database } = await starting;
   if (database) {
     logger.info(
-      { databaseUrl: database.url.replace(/:[^:@/]+@/, ':***@'), dataDir: database.pgdata, binaries: database.binaries },
+      { databaseUrl: maskedDatabaseUrl(database.url), dataDir: database.pgdata, binaries: database.binaries },
       'embedded PostgreSQL ready',
     );
   }
@@ -35,12 +38,10 @@ async function main(): Promise<void> {
   const authKey = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
   const receiptKey = await resolveReceiptKey(config.downstream.receiptSigningKey, config.env === 'production', config.database.embeddedDataDir);
   const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
-  app = createApp(
-    resolveConfig(config, { databaseUrl, authKey, receiptKey, ...(tokens ? { developmentToken: tokens.admin } : {}) }),
-    { logger },
-  );
   try {
-    await app.start();
+    const resources = { databaseUrl, authKey, receiptKey, ...(tokens ? { developmentToken: tokens.admin } : {}) };
+    // Known once created, before it has started: a signal during start-up stops it.
+    app = await startApp(config, resources, { logger, created: (instance) => void (app = instance) });
   } catch (error) {
     if (stop.requested) return;
     await stopEmbedded();
@@ -82,18 +83,6 @@ function printDevelopmentTokens({ user, admin }: { user: string; admin: string }
       '',
     ].join('\n'),
   );
-}
-
-function readConfig(): Config {
-  try {
-    return loadConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      process.exit(2);
-    }
-    throw error;
-  }
 }
 
 main().catch((error: unknown) => {

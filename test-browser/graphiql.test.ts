@@ -1,7 +1,8 @@
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../src/app.js';
-import { loadConfig, resolveConfig } from '../src/config/config.js';
+import type { App } from '../src/app.js';
+import { loadConfig } from '../src/config/config.js';
+import { startApp } from '../support/start-app.js';
 import { freshDatabase, gql, TEST_SECRET, token } from '../test/support/harness.js';
 
 let app: App;
@@ -15,8 +16,7 @@ beforeAll(async () => {
   const config = loadConfig({ NODE_ENV: 'development', PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET });
   // As `npm start` does in development: GraphiQL gets the all-scopes token.
   const developmentToken = await token('1', 'community:admin signals:write');
-  app = createApp(resolveConfig(config, { databaseUrl, authKey: { kind: 'secret', secret: TEST_SECRET }, developmentToken }));
-  await app.start();
+  app = await startApp(config, { databaseUrl, authKey: { kind: 'secret', secret: TEST_SECRET }, developmentToken });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,

@@ -159,9 +159,11 @@ describe('malformed and hostile requests', () => {
   });
 
   it('an internal error is masked and carries the request id that the client also gets', async () => {
-    const broken = await startApp(await freshDatabase(), {}, { membershipSync: false });
+    const brokenUrl = await freshDatabase();
+    const broken = await startApp(brokenUrl, {}, { membershipSync: false });
+    const brokenDb = await sqlClient(brokenUrl);
     try {
-      await broken.services.db.schema.dropTable('community_item_aggregate').cascade().execute();
+      await brokenDb.query('DROP TABLE community_item_aggregate CASCADE');
       const response = await fetch(broken.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${bearer}` },
@@ -173,6 +175,7 @@ describe('malformed and hostile requests', () => {
       expect(body.errors[0]!.extensions.requestId).toBe(response.headers.get('x-request-id'));
       expect(JSON.stringify(body)).not.toMatch(/relation|community_item_aggregate|does not exist/);
     } finally {
+      await brokenDb.end();
       await broken.stop();
     }
   });

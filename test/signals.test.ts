@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DEFAULT_WEIGHTS } from '../src/signals/signal-kind.js';
-import { aggregateMismatches } from './support/invariants.js';
+import { aggregateMismatches } from '../support/invariants.js';
 import { gql, type Cluster, useCluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId status forwarded cohortsAttributed } }`;
@@ -92,12 +92,12 @@ describe('signal', () => {
 
   it('the boundary is ingest time: a far-future or far-past occurredAt changes nothing', async () => {
     await gql(app, LEAVE, { userId: '103' });
-    const future = await send({ userId: '103', itemId: 'item-t', kind: 'VIEW', occurredAt: '1999-01-01T00:00:00Z' });
-    expect(future.forwarded).toBe(false);
+    const past = await send({ userId: '103', itemId: 'item-t', kind: 'VIEW', occurredAt: '1999-01-01T00:00:00Z' });
+    expect(past.forwarded).toBe(false);
     await gql(app, REJOIN, { userId: '103' });
-    const past = await send({ userId: '103', itemId: 'item-t', kind: 'VIEW', occurredAt: '2999-01-01T00:00:00.123456Z' });
-    expect(past.forwarded).toBe(true);
-    const { rows } = await db.query('SELECT occurred_at FROM signal WHERE id = $1', [past.signalId]);
+    const future = await send({ userId: '103', itemId: 'item-t', kind: 'VIEW', occurredAt: '2999-01-01T00:00:00.123456Z' });
+    expect(future.forwarded).toBe(true);
+    const { rows } = await db.query('SELECT occurred_at FROM signal WHERE id = $1', [future.signalId]);
     expect(rows[0].occurred_at.toISOString()).toBe('2999-01-01T00:00:00.123Z');
   });
 

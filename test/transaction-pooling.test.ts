@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { aggregateMismatches } from './support/invariants.js';
-import { PGBOUNCER_POOL_SIZE } from './support/pgbouncer.js';
+import { aggregateMismatches } from '../support/invariants.js';
+import { PGBOUNCER_POOL_SIZE } from '../support/pgbouncer.js';
 import { eventually, freshDatabase, gql, routed, setRoleLimits, sqlClient, startApp } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;

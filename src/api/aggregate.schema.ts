@@ -2,7 +2,7 @@ import { rules } from './auth-rules.js';
 import { builder } from './builder.js';
 import { microsToDecimal } from './decimal-scalar.js';
 import { validIdArgument } from './signal-validation.js';
-import { cohortItemAggregate, communityItemAggregate, type ItemAggregate } from '../signals/signal.store.js';
+import type { ItemAggregate } from '../signals/signal-reads.js';
 import { WEIGHT_SCALE } from '../signals/signal-input.js';
 
 const ItemAggregateRef = builder.objectRef<ItemAggregate>('ItemAggregate').implement({
@@ -34,7 +34,7 @@ builder.queryField('communityItemAggregate', (t) =>
     description: "An item's community aggregate: every forwarded signal of it.",
     args: { itemId: t.arg.id({ required: true, description: 'The item.' }) },
     authScopes: rules.readAggregates,
-    resolve: (_root, { itemId }, { services }) => communityItemAggregate(services.db, validIdArgument(itemId, 'itemId')),
+    resolve: (_root, { itemId }, { services }) => services.signalReads.communityAggregate(validIdArgument(itemId, 'itemId')),
   }),
 );
 
@@ -48,6 +48,6 @@ builder.queryField('cohortItemAggregate', (t) =>
     },
     authScopes: rules.readAggregates,
     resolve: (_root, { cohortId, itemId }, { services }) =>
-      cohortItemAggregate(services.db, validIdArgument(cohortId, 'cohortId'), validIdArgument(itemId, 'itemId')),
+      services.signalReads.cohortAggregate(validIdArgument(cohortId, 'cohortId'), validIdArgument(itemId, 'itemId')),
   }),
 );

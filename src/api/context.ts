@@ -6,16 +6,24 @@ import type { MembershipChangeFeed } from '../membership/change-feed.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import type { Database } from '../db/schema.js';
+import type { MembershipRecords } from '../membership/membership-records.js';
 import type { MembershipStatusFeed } from '../membership/status-feed.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PurgeJobs } from '../purge/purge-jobs.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
+import type { SignalReads } from '../signals/signal-reads.js';
 
-/** What resolvers may use; built once per app by the composition root. */
+/**
+ * What resolvers may use; built once per app by the composition root. Each capability is reached
+ * through its objects here, never through its store (`npm run layers` forbids src/api/ to import one).
+ */
 export interface Services {
+  // webhooks.schema.ts only, moved by the webhooks branch
   db: Kysely<Database>;
   membership: MembershipSync;
+  membershipRecords: MembershipRecords;
   signals: SignalBatcher;
+  signalReads: SignalReads;
   statusFeed: MembershipStatusFeed;
   purges: PurgeJobs;
   changeFeed: MembershipChangeFeed;

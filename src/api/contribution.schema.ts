@@ -4,7 +4,7 @@ import { badUserInput } from '../graphql/errors.js';
 import { INT8_MAX } from '../ids/int8.js';
 import { decodeCursor, keysetPage } from '../graphql/keyset-connection.js';
 import { MAX_ID_LENGTH } from '../signals/signal-input.js';
-import { listContributions, type Contribution, type ContributionPosition } from '../signals/signal.store.js';
+import type { Contribution, ContributionPosition } from '../signals/signal-reads.js';
 
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 500;
@@ -48,7 +48,7 @@ builder.queryField('communityContributions', (t) =>
         first,
         after: args.after ? decodeCursor<ContributionKey>(args.after, 'after', isContributionKey) : null,
         keyOf: (node) => [node.atNs, node.signalId, node.cohortId ?? ''],
-        load: (after, limit) => listContributions(services.db, args.userId, after && toPosition(after), limit),
+        load: (after, limit) => services.signalReads.contributions(args.userId, after && toPosition(after), limit),
       });
     },
   }),

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { isTransientDatabaseError } from '../db/database-errors.js';
 import { overloaded, retryLater } from '../graphql/errors.js';
 import { DownstreamRefusal } from '../purge/downstream-refusal.js';
-import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge.store.js';
+import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge-jobs.js';
 import { AbandonedError, OverloadedError } from '../signals/errors.js';
 import { TooManySubscriptionsError } from '../util/subscription-caps.js';
 

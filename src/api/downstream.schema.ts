@@ -3,16 +3,7 @@ import { rules } from './auth-rules.js';
 import { PurgeReceiptRef } from './purge.schema.js';
 import { badUserInput, forbidden } from '../graphql/errors.js';
 import { MAX_PROCESSOR_TEXT, processorInputProblem } from '../purge/processor-input.js';
-import {
-  acknowledgePurge,
-  listProcessors,
-  processorStates,
-  registerProcessor,
-  retireProcessor,
-  type AcknowledgementChange,
-  type DownstreamProcessor,
-  type ProcessorState,
-} from '../purge/acknowledgement.store.js';
+import type { AcknowledgementChange, DownstreamProcessor, ProcessorState } from '../purge/downstream-processors.js';
 
 const MAX_REASON = 2000;
 
@@ -76,7 +67,7 @@ const DownstreamRef = builder.objectRef<ProcessorState[]>('PurgeDownstream').imp
 });
 
 builder.objectField(PurgeReceiptRef, 'downstream', (t) =>
-  t.field({ type: DownstreamRef, description: 'Where this purge stands in each downstream processor.', resolve: (receipt, _args, { services }) => processorStates(services.db, receipt.purgeId) }),
+  t.field({ type: DownstreamRef, description: 'Where this purge stands in each downstream processor.', resolve: (receipt, _args, { services }) => services.purges.downstream.states(receipt.purgeId) }),
 );
 
 builder.mutationField('registerDownstreamProcessor', (t) =>
@@ -91,7 +82,7 @@ builder.mutationField('registerDownstreamProcessor', (t) =>
     resolve: (_root, { subject, name }, { services }) => {
       const problem = processorInputProblem(subject, name);
       if (problem) throw badUserInput(problem.message, problem.argument);
-      return registerProcessor(services.db, subject, name);
+      return services.purges.downstream.register(subject, name);
     },
   }),
 );
@@ -103,12 +94,12 @@ builder.mutationField('retireDownstreamProcessor', (t) =>
     description: 'Retires a processor (community:admin): it no longer counts, nor may it acknowledge; its acknowledgements stay. Null for an unknown id.',
     args: { id: t.arg({ type: 'UInt64', required: true, description: 'The processor.' }) },
     authScopes: rules.verifyAggregates,
-    resolve: (_root, args, { services }) => retireProcessor(services.db, args.id).then((processor) => processor ?? null),
+    resolve: (_root, args, { services }) => services.purges.downstream.retire(args.id).then((processor) => processor ?? null),
   }),
 );
 
 builder.queryField('downstreamProcessors', (t) =>
-  t.field({ type: [ProcessorRef], description: 'Every registered processor, retired ones too (community:admin).', authScopes: rules.verifyAggregates, resolve: (_root, _args, { services }) => listProcessors(services.db) }),
+  t.field({ type: [ProcessorRef], description: 'Every registered processor, retired ones too (community:admin).', authScopes: rules.verifyAggregates, resolve: (_root, _args, { services }) => services.purges.downstream.list() }),
 );
 
 builder.mutationField('acknowledgeCommunityPurge', (t) =>
@@ -131,7 +122,7 @@ builder.mutationField('acknowledgeCommunityPurge', (t) =>
         throw badUserInput(`a FAILED acknowledgement needs a reason of 1–${MAX_REASON} characters`, 'reason');
       }
       if (args.state === 'DONE' && reason !== null) throw badUserInput('a DONE acknowledgement takes no reason', 'reason');
-      return acknowledgePurge(services.db, { subject: viewer.subject, purgeId: args.purgeId, state: args.state, reason });
+      return services.purges.downstream.acknowledge({ subject: viewer.subject, purgeId: args.purgeId, state: args.state, reason });
     },
   }),
 );

@@ -5,8 +5,7 @@ import { PurgeReceiptRef } from './purge.schema.js';
 import { signLeaveReceipt } from './receipt-tokens.js';
 import { badUserInput } from '../graphql/errors.js';
 import { INT8_MAX } from '../ids/int8.js';
-import { listMembershipEvents, type MembershipEvent } from '../membership/store/membership-events.js';
-import { findPurge } from '../purge/purge.store.js';
+import type { MembershipEvent } from '../membership/change-feed.js';
 
 const DEFAULT_PAGE = 100;
 const MAX_PAGE = 1000;
@@ -47,7 +46,7 @@ const MembershipChangeRef = builder.objectRef<MembershipEvent>('CommunityMembers
       type: PurgeReceiptRef,
       nullable: true,
       description: 'Purge events: the purge’s receipt as it stands now.',
-      resolve: (event, _args, { services }) => (event.purgeId === null ? null : findPurge(services.db, event.purgeId)),
+      resolve: (event, _args, { services }) => (event.purgeId === null ? null : services.purges.find(event.purgeId)),
     }),
     signedLeaveReceipt: t.string({
       nullable: true,
@@ -99,7 +98,7 @@ builder.queryField('communityMembershipChangePage', (t) =>
     resolve: async (_root, args, { services }) => {
       const first = args.first ?? DEFAULT_PAGE;
       if (first < 1 || first > MAX_PAGE) throw badUserInput(`first must be between 1 and ${MAX_PAGE}`, 'first');
-      const rows = await listMembershipEvents(services.db, parseCursor(args.after), first + 1);
+      const rows = await services.changeFeed.page(parseCursor(args.after), first + 1);
       const changes = rows.slice(0, first);
       return { changes, endCursor: changes.at(-1)?.position ?? null, hasMore: rows.length > first };
     },

@@ -4,10 +4,7 @@ import { requireTargetUser, rules, targetUser } from './auth-rules.js';
 import { untilTokenExpires } from './token-expiry.js';
 import { badUserInput } from '../graphql/errors.js';
 import { INT8_MAX } from '../ids/int8.js';
-import { leave, rejoin } from '../membership/store/leave-and-rejoin.js';
-import { countLeaves, findMembership, listLeaveEpisodes, type LeavePage } from '../membership/store/membership-history.js';
-import type { LeaveEpisode as LeaveEpisodeShape, Membership, MembershipWrite } from '../membership/store/membership-records.js';
-import type { MembershipState } from '../membership/store/changed-states.js';
+import type { LeaveEpisode as LeaveEpisodeShape, LeavePage, Membership, MembershipState, MembershipWrite } from '../membership/membership-records.js';
 import { RECENT_LEAVES } from '../membership/status-reads.js';
 
 const MAX_HISTORY_PAGE = 100;
@@ -84,12 +81,12 @@ export const CommunityMembershipRef = builder.objectRef<MembershipView>('Communi
         if (shared && page.before === null && (page.last <= shared.recentLeaves.length || shared.recentLeaves.length === shared.leaveCount)) {
           return shared.recentLeaves.slice(-page.last);
         }
-        return listLeaveEpisodes(services.db, membership.userId, page);
+        return services.membershipRecords.leaves(membership.userId, page);
       },
     }),
     leaveCount: t.int({
       description: 'How many leaves the history holds in all.',
-      resolve: (membership, _args, { services }) => membership.shared?.leaveCount ?? countLeaves(services.db, membership.userId),
+      resolve: (membership, _args, { services }) => membership.shared?.leaveCount ?? services.membershipRecords.leaveCount(membership.userId),
     }),
   }),
 });
@@ -113,7 +110,7 @@ builder.queryField('communityLayerStatus', (t) =>
     description: 'Where a user stands. A user never seen is ACTIVE with an empty history.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: (_root, args, { services, viewer }) => findMembership(services.db, requireTargetUser(args.userId, viewer)),
+    resolve: (_root, args, { services, viewer }) => services.membershipRecords.find(requireTargetUser(args.userId, viewer)),
   }),
 );
 
@@ -125,7 +122,7 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'leave', await leave(services.db, requireTargetUser(args.userId, viewer))),
+      readYourWrite(services, 'leave', await services.membershipRecords.leave(requireTargetUser(args.userId, viewer))),
   }),
 );
 
@@ -136,7 +133,7 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'rejoin', await rejoin(services.db, requireTargetUser(args.userId, viewer))),
+      readYourWrite(services, 'rejoin', await services.membershipRecords.rejoin(requireTargetUser(args.userId, viewer))),
   }),
 );
 

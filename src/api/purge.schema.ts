@@ -3,7 +3,8 @@ import { untilTokenExpires } from './token-expiry.js';
 import { builder } from './builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import { validIdArgument } from './signal-validation.js';
-import { listPurges, verifyAggregates, type AggregateMismatch, type PurgeReceipt, type PurgeTarget } from '../purge/purge.store.js';
+import type { PurgeReceipt, PurgeTarget } from '../purge/purge-jobs.js';
+import type { AggregateMismatch } from '../signals/signal-reads.js';
 
 const DEFAULT_PURGES = 20;
 const MAX_PURGES = 100;
@@ -94,7 +95,7 @@ builder.queryField('communityPurges', (t) =>
     resolve: (_root, args, { services, viewer }) => {
       const last = args.last ?? DEFAULT_PURGES;
       if (last < 1 || last > MAX_PURGES) throw badUserInput(`last must be between 1 and ${MAX_PURGES}`, 'last');
-      return listPurges(services.db, requireTargetUser(args.userId, viewer), last);
+      return services.purges.list(requireTargetUser(args.userId, viewer), last);
     },
   }),
 );
@@ -144,7 +145,7 @@ builder.queryField('verifyCommunityAggregates', (t) =>
     authScopes: rules.verifyAggregates,
     resolve: async (_root, args, { services }) => {
       const itemId = args.itemId == null ? null : validIdArgument(String(args.itemId), 'itemId');
-      return { itemId, mismatches: await verifyAggregates(services.db, itemId) };
+      return { itemId, mismatches: await services.signalReads.verifyAggregates(itemId) };
     },
   }),
 );

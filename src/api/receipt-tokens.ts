@@ -1,5 +1,5 @@
 import type { ReceiptSigner } from '../auth/receipt-signer.js';
-import type { PurgeReceipt } from '../purge/purge.store.js';
+import type { PurgeReceipt } from '../purge/purge-jobs.js';
 import { formatRfc3339 } from '../time/rfc3339.js';
 
 /**

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 import { readConfigOrExit } from './read-config.js';
 import { createLogger } from '../observability/logger.js';
-import { configuredDatabase } from '../db/configured-database.js';
-import { EmbeddedStartError } from '../db/embedded/start-error.js';
+import { configuredDatabase } from '../../support/postgres/configured-database.js';
+import { EmbeddedStartError } from '../../support/postgres/embedded/start-error.js';
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
 

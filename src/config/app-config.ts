@@ -15,10 +15,15 @@ export type AppConfig = Omit<Config, 'database' | 'auth'> & {
   receiptKey: ReceiptSigningJwk | null;
 };
 
-export function resolveConfig(
-  config: Config,
-  resources: { databaseUrl: string; authKey: VerificationKeyConfig; developmentToken?: string; receiptKey?: ReceiptSigningJwk | null },
-): AppConfig {
+/** What an entry point resolves before an app can start (the database it started, the key it read). */
+export interface AppResources {
+  databaseUrl: string;
+  authKey: VerificationKeyConfig;
+  developmentToken?: string;
+  receiptKey?: ReceiptSigningJwk | null;
+}
+
+export function resolveConfig(config: Config, resources: AppResources): AppConfig {
   return {
     ...config,
     database: { ...config.database, url: resources.databaseUrl, listenUrl: config.database.listenUrl ?? resources.databaseUrl },

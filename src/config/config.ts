@@ -1,5 +1,5 @@
 /** The configuration's public face: load it from the environment, resolve it for an app, its types. */
-export { resolveConfig, type AppConfig } from './app-config.js';
+export { resolveConfig, type AppConfig, type AppResources } from './app-config.js';
 export type { AuthConfig, AuthKeyConfig, RemoteKeySetConfig, VerificationKeyConfig } from './groups/auth.js';
 export { ConfigError, loadConfig } from './load.js';
 export type { Config } from './schema.js';

@@ -2,20 +2,23 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { endedStream, heldStream } from '../util/held-stream.js';
 import type { MembershipSync } from './cache/membership-sync.js';
-import { listMembershipEvents, type MembershipEvent } from './store/membership-events.js';
+import { listMembershipEvents, type MembershipEvent } from './membership-events.store.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 
+export type { MembershipEvent } from './membership-events.store.js';
+
+/** Named as in the `downstream` config group, which is passed as it is. */
 export interface ChangeFeedOptions {
   /** Events read per statement, for history and live alike. */
-  pageSize: number;
+  feedPageSize: number;
   /** The longest a live stream waits before reading again without a notification (purge events have none). */
-  pollMs: number;
+  feedPollMs: number;
 }
 
 /**
  * Every membership change from a cursor: history first, then live, read from the outbox in position
  * order. Each stream keeps its own cursor and reads the database again whenever a membership
- * notification arrives (from any instance), after a resync, or every `pollMs`; so it is exact
+ * notification arrives (from any instance), after a resync, or every `feedPollMs`; so it is exact
  * across instances and reconnects: the database, not a notification, says what comes next. A
  * stream takes a place from the subscription caps (keyed by the service principal) before it exists.
  */
@@ -44,6 +47,11 @@ export class MembershipChangeFeed {
     };
   }
 
+  /** Up to `limit` events after `after`, in position order: one page, for batch readers. */
+  page(after: bigint, limit: number): Promise<MembershipEvent[]> {
+    return listMembershipEvents(this.db, after, limit);
+  }
+
   /** Events after `after` until the consumer leaves or `close()`. Throws TooManySubscriptionsError beyond a cap. */
   changes(after: bigint, principal: string): AsyncIterableIterator<MembershipEvent> {
     if (this.closed) return endedStream();
@@ -59,13 +67,13 @@ export class MembershipChangeFeed {
         let cursor = after;
         while (!stopped && !this.closed) {
           const seen = this.wakeups;
-          const page = await listMembershipEvents(this.db, cursor, this.options.pageSize);
+          const page = await listMembershipEvents(this.db, cursor, this.options.feedPageSize);
           for (const event of page) {
             if (stopped) return;
             await push(event);
             cursor = BigInt(event.position);
           }
-          if (page.length < this.options.pageSize && seen === this.wakeups) await this.nextWake((wake) => (wakeNow = wake));
+          if (page.length < this.options.feedPageSize && seen === this.wakeups) await this.nextWake((wake) => (wakeNow = wake));
         }
         stop();
       },
@@ -91,7 +99,7 @@ export class MembershipChangeFeed {
         this.wakers.delete(wake);
         resolve();
       };
-      const timer = setTimeout(wake, this.options.pollMs);
+      const timer = setTimeout(wake, this.options.feedPollMs);
       timer.unref();
       this.wakers.add(wake);
       expose(wake);

@@ -5,7 +5,7 @@ import type { Database } from '../db/schema.js';
 import { endedStream } from '../util/held-stream.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 import type { MembershipSync } from './cache/membership-sync.js';
-import type { MembershipState } from './store/changed-states.js';
+import type { MembershipState } from './membership-states.store.js';
 import { StatusReads } from './status-reads.js';
 import { newVersionsOnly, WatchedUser, type StateSubscriber } from './watched-user.js';
 

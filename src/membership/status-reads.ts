@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { readChangedStates } from './store/changed-states.js';
+import { readChangedStates } from './membership-states.store.js';
 import type { WatchedUser } from './watched-user.js';
 
 /** The newest leaves each state carries, so `history` with its default page needs no read of its own. */

@@ -1,4 +1,4 @@
-import type { MembershipState, WatchedVersion } from './store/changed-states.js';
+import type { MembershipState, WatchedVersion } from './membership-states.store.js';
 
 /** One subscription's end of a watched user: takes the states worth sending. */
 export interface StateSubscriber {

@@ -7,12 +7,20 @@ import type { SubscriptionCaps } from '../util/subscription-caps.js';
 import { decodePurgeNotification, progressKey } from './purge-notification.js';
 import { PurgeProgressFeed } from './purge-progress-feed.js';
 import { PurgeWorker } from './purge-worker.js';
-import { findPurge, requestPurge, type PurgeReceipt } from './purge.store.js';
+import { DownstreamProcessors } from './downstream-processors.js';
+import { findPurge, listPurges, requestPurge, type PurgeReceipt } from './purge.store.js';
 
-/** Purges as resolvers see them: request (and start the work here), read, follow. */
+export type { PurgeReceipt, PurgeTarget } from './purge.store.js';
+export { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from './purge.store.js';
+
+/**
+ * Purges as resolvers see them: request (and start the work here), read, follow; and through
+ * `downstream`, what the downstream processors report of them.
+ */
 export class PurgeJobs {
   private readonly worker: PurgeWorker;
   readonly feed: PurgeProgressFeed;
+  readonly downstream: DownstreamProcessors;
 
   /** `caps`: the instance's places for every stream (shared with status streams). */
   constructor(
@@ -24,6 +32,7 @@ export class PurgeJobs {
     tracer: Tracer,
   ) {
     this.feed = new PurgeProgressFeed(db, caps);
+    this.downstream = new DownstreamProcessors(db);
     this.worker = new PurgeWorker({
       db: workerDb,
       logger,
@@ -45,6 +54,16 @@ export class PurgeJobs {
     this.worker.kick();
     this.feed.changed(userId);
     return (await findPurge(this.db, purgeId))!;
+  }
+
+  /** Null for an unknown purge. */
+  find(purgeId: string): Promise<PurgeReceipt | null> {
+    return findPurge(this.db, purgeId);
+  }
+
+  /** A user's purges, newest first. */
+  list(userId: string, limit: number): Promise<PurgeReceipt[]> {
+    return listPurges(this.db, userId, limit);
   }
 
   /**

@@ -120,34 +120,3 @@ function toReceipt(row: ReceiptRow): PurgeReceipt {
     })),
   };
 }
-
-export interface AggregateMismatch {
-  target: string;
-  cohortId: string | null;
-  itemId: string;
-  ledgerCount: number;
-  aggregateCount: number;
-  ledgerWeight: number;
-  aggregateWeight: number;
-}
-
-/** Aggregates recomputed from the ledger (one item, or all): every (target, item) that differs. */
-export async function verifyAggregates(db: Kysely<Database>, itemId: string | null): Promise<AggregateMismatch[]> {
-  const { rows } = await sql<{
-    target: string;
-    item_id: string;
-    ledger_count: string;
-    aggregate_count: string;
-    ledger_weight: string;
-    aggregate_weight: string;
-  }>`SELECT * FROM verify_community_aggregates(${itemId}::text)`.execute(db);
-  return rows.map((row) => ({
-    target: row.target === '' ? 'community' : row.target,
-    cohortId: row.target === '' ? null : row.target,
-    itemId: row.item_id,
-    ledgerCount: Number(row.ledger_count),
-    aggregateCount: Number(row.aggregate_count),
-    ledgerWeight: Number(row.ledger_weight) / WEIGHT_SCALE,
-    aggregateWeight: Number(row.aggregate_weight) / WEIGHT_SCALE,
-  }));
-}

@@ -5,7 +5,9 @@ import { WEIGHT_SCALE, type ValidSignal } from './signal-input.js';
 
 /**
  * The one owner of the signal tables: signals, the contributions ledger (forwarded signals and
- * cohort_contribution) and the aggregates. Writes go through `ingest_signals` (src/db/sql/).
+ * cohort_contribution) and the aggregates, and the check of one against the other. Writes go
+ * through `ingest_signals` (src/db/sql/); a purge removes ledger entries only inside its own
+ * functions, which purge.store.ts calls.
  */
 
 /** A group of signals to store, as parallel arrays (index i describes signals[i]). */
@@ -146,4 +148,35 @@ export async function listContributions(
 
 function toAggregate(itemId: string, row: { count: string; weight: string }): ItemAggregate {
   return { itemId, signalTotal: row.count, weightMicros: row.weight };
+}
+
+export interface AggregateMismatch {
+  target: string;
+  cohortId: string | null;
+  itemId: string;
+  ledgerCount: number;
+  aggregateCount: number;
+  ledgerWeight: number;
+  aggregateWeight: number;
+}
+
+/** Aggregates recomputed from the ledger (one item, or all): every (target, item) that differs. */
+export async function verifyAggregates(db: Kysely<Database>, itemId: string | null): Promise<AggregateMismatch[]> {
+  const { rows } = await sql<{
+    target: string;
+    item_id: string;
+    ledger_count: string;
+    aggregate_count: string;
+    ledger_weight: string;
+    aggregate_weight: string;
+  }>`SELECT * FROM verify_community_aggregates(${itemId}::text)`.execute(db);
+  return rows.map((row) => ({
+    target: row.target === '' ? 'community' : row.target,
+    cohortId: row.target === '' ? null : row.target,
+    itemId: row.item_id,
+    ledgerCount: Number(row.ledger_count),
+    aggregateCount: Number(row.aggregate_count),
+    ledgerWeight: Number(row.ledger_weight) / WEIGHT_SCALE,
+    aggregateWeight: Number(row.aggregate_weight) / WEIGHT_SCALE,
+  }));
 }

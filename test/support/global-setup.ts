@@ -1,9 +1,9 @@
 import type { TestProject } from 'vitest/node';
-import type { EmbeddedDatabase } from '../../src/db/embedded.js';
-import { startTemporaryPostgres } from '../../src/db/temporary-postgres.js';
-import { migratedTemplate } from './databases.js';
-import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from './pgbouncer.js';
-import { replicationBinaries } from './replicated-postgres.js';
+import type { EmbeddedDatabase } from '../../support/postgres/embedded.js';
+import { startTemporaryPostgres } from '../../support/postgres/temporary-postgres.js';
+import { migratedTemplate } from '../../support/databases.js';
+import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from '../../support/pgbouncer.js';
+import { replicationBinaries } from '../../support/replicated-postgres.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 

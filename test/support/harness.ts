@@ -3,14 +3,14 @@ import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { App, AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
-import { cloneDatabase } from './databases.js';
+import { cloneDatabase } from '../../support/databases.js';
 import { TEMPLATE_DATABASE } from './global-setup.js';
-import { postGraphQL, type GraphQLResponse } from './graphql-client.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
-import { startApp as startConfiguredApp } from './start-app.js';
+import { postGraphQL, type GraphQLResponse } from '../../support/graphql-client.js';
+import { startServerProcess, type ServerProcess } from '../../support/server-process.js';
+import { startLocalApp } from '../../support/start-app.js';
 
-export { eventually } from './eventually.js';
-export type { GraphQLResponse } from './graphql-client.js';
+export { eventually } from '../../support/eventually.js';
+export type { GraphQLResponse } from '../../support/graphql-client.js';
 
 /** A database of its own, cloned from the migrated template. */
 export function freshDatabase(): Promise<string> {
@@ -60,7 +60,7 @@ export async function startApp(
   environment: Record<string, string> = {},
   options: AppOptions = {},
 ): Promise<App> {
-  return startConfiguredApp(databaseUrl, {
+  return startLocalApp(databaseUrl, {
     secret: TEST_SECRET,
     options,
     environment: {

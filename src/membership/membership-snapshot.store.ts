@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { LeftUsersReader, MembershipDelta, MembershipSource } from '../cache/membership-source.js';
-import type { Database } from '../../db/schema.js';
-import { decodeMembershipNotification, MEMBERSHIP_CHANNEL } from '../membership-notification.js';
+import type { LeftUsersReader, MembershipDelta, MembershipSource } from './cache/membership-source.js';
+import type { Database } from '../db/schema.js';
+import { decodeMembershipNotification, MEMBERSHIP_CHANNEL } from './membership-notification.js';
 
 /** Membership store: the snapshot reads the in-memory cache is filled and resynced from. */
 

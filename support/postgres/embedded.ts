@@ -8,7 +8,7 @@ import { SUPERUSER, initCluster, newPassword, readPassword, savePassword } from 
 import { ProgramFailed, startPostgres, type PostgresServer } from './embedded/postgres-process.js';
 import { postgresUser, sharedFolder, type SystemUser } from './embedded/postgres-user.js';
 import { EmbeddedStartError, USE_OWN_DATABASE, reason } from './embedded/start-error.js';
-import { freePort } from '../util/free-port.js';
+import { freePort } from '../../src/util/free-port.js';
 
 export { EmbeddedStartError } from './embedded/start-error.js';
 

@@ -5,7 +5,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort } from '../../src/util/free-port.js';
+import { freePort } from '../src/util/free-port.js';
 
 /** A PgBouncer in transaction mode in front of one PostgreSQL, for the tests that run through it. */
 export interface PgBouncer {

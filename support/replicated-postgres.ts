@@ -4,9 +4,9 @@ import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { runProgram } from '../../src/db/embedded/postgres-process.js';
-import { postgresUser, type SystemUser } from '../../src/db/embedded/postgres-user.js';
-import { freePort } from '../../src/util/free-port.js';
+import { runProgram } from './postgres/embedded/postgres-process.js';
+import { postgresUser, type SystemUser } from './postgres/embedded/postgres-user.js';
+import { freePort } from '../src/util/free-port.js';
 import { MissingPrerequisite } from './pgbouncer.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Config } from '../config/config.js';
+import type { Config } from '../../src/config/config.js';
 import type { EmbeddedDatabase } from './embedded.js';
 
 /** Where an entry point's database is: the URL for the pool, the session URL for LISTEN and migrations. */

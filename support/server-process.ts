@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../src/util/free-port.js';
+import { freePort } from '../src/util/free-port.js';
 import { Command, type CommandOptions } from './command.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 export interface ServerOptions {
   /** Variables over this process' own and the defaults NODE_ENV=test, LOG_LEVEL=warn. */

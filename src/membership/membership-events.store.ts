@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Database, MembershipEventKind } from '../../db/schema.js';
+import type { Database, MembershipEventKind } from '../db/schema.js';
 
 /** Membership store: the change feed's events (written by triggers, read here only). */
 

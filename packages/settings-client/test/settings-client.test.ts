@@ -1,7 +1,7 @@
 import { SettingsClient, SettingsClientError, type LiveState, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../src/app.js';
-import { eventually, freshDatabase, startApp, token } from './support/harness.js';
+import type { App } from '../../../src/app.js';
+import { eventually, freshDatabase, startApp, token } from '../../../test/support/harness.js';
 
 /**
  * The settings client against the real server over HTTP, in GRAPHQL_TRUSTED_DOCUMENTS=only mode: it

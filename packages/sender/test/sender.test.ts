@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
-import { SEND_SIGNALS } from '../packages/sender/src/batch-request.js';
-import { Sender, type Outcome, type Signal } from '../packages/sender/src/index.js';
-import type { Manifest } from '../src/graphql/trusted-documents/manifest.js';
-import { FaultHttpProxy, type Fault } from './support/fault-http-proxy.js';
-import { startCluster, token, type Cluster } from './support/harness.js';
+import { SEND_SIGNALS } from '../src/batch-request.js';
+import { Sender, type Outcome, type Signal } from '../src/index.js';
+import type { Manifest } from '../../../src/graphql/trusted-documents/manifest.js';
+import { FaultHttpProxy, type Fault } from '../../../test/support/fault-http-proxy.js';
+import { startCluster, token, type Cluster } from '../../../test/support/harness.js';
 
 /** Through a fault-injecting proxy: 503 storms with Retry-After, 429, replies dropped after the server committed. */
 const SIGNALS = 50_000;
@@ -46,7 +46,7 @@ function signal(i: number): Signal {
 
 describe('the sender library against the real server, through faults', () => {
   it('sends the document the server trusts (trusted-documents.json), so it runs in only mode too', async () => {
-    const manifest = JSON.parse(await readFile(new URL('../trusted-documents.json', import.meta.url), 'utf8')) as Manifest;
+    const manifest = JSON.parse(await readFile(new URL('../../../trusted-documents.json', import.meta.url), 'utf8')) as Manifest;
     expect(manifest.operations.find((operation) => operation.name === 'SenderSendSignals')?.body).toBe(SEND_SIGNALS);
   });
 

@@ -1,7 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../db/schema.js';
-import { gatedSignals } from './gated-signals.js';
-import { toLeaveEpisode, toMembership, type LeaveEpisode, type Membership } from './membership-records.js';
+import type { Database } from '../db/schema.js';
+import { gatedSignals, toLeaveEpisode, toMembership, type LeaveEpisode, type Membership } from './membership.store.js';
 
 /** Membership store: the states subscriptions share, read for many watched users at once. */
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrateOverSession } from '../../src/db/migrations/migrate.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { migrateOverSession } from '../src/db/migrations/migrate.js';
+import { createLogger } from '../src/observability/logger.js';
 
 /**
  * Databases for tests and the bench, on one PostgreSQL reached with `adminUrl` (a superuser on
