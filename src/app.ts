@@ -122,7 +122,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   });
   membership.onChange(() => webhooks.wake());
   const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
-  const services: Services = { db: database.db, membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
+  const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
   const transports = createTransports({
     config,
     services,

@@ -1,11 +1,9 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Viewer } from '../auth/authenticate.js';
 import type { ReceiptSigner } from '../auth/receipt-signer.js';
 import type { MembershipChangeFeed } from '../membership/change-feed.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
-import type { Database } from '../db/schema.js';
 import type { MembershipRecords } from '../membership/membership-records.js';
 import type { MembershipStatusFeed } from '../membership/status-feed.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -18,8 +16,6 @@ import type { SignalReads } from '../signals/signal-reads.js';
  * through its objects here, never through its store (`npm run layers` forbids src/api/ to import one).
  */
 export interface Services {
-  // webhooks.schema.ts only, moved by the webhooks branch
-  db: Kysely<Database>;
   membership: MembershipSync;
   membershipRecords: MembershipRecords;
   signals: SignalBatcher;
