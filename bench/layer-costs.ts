@@ -1,12 +1,12 @@
 import { Session, type Profiler } from 'node:inspector/promises';
 import type { App } from '../src/app.js';
-import type { RequestLayers } from '../src/server/request-layers.js';
+import type { RequestPipeline } from '../src/server/request-pipeline.js';
 import { unobserved } from '../src/server/request-observer.js';
 import { httpLoad, type HttpLoadOptions } from './load.js';
 import { withoutPlugins } from './second-server.js';
 
 /**
- * The source each request layer runs (the plugins src/server/request-layers.ts names, and the
+ * The source each request layer runs (the plugins src/server/request-pipeline.ts names, and the
  * request observer), and the project's other parts a request passes through. Paths are matched as
  * prefixes below the repository.
  */
@@ -31,9 +31,9 @@ const LAYER_SOURCES: Record<string, string[]> = {
 export const REQUEST_LAYERS = Object.keys(LAYER_SOURCES);
 
 /** The app's request layers with every priced one left out: what the transport, Yoga and the resolvers cost alone. */
-export function withoutRequestLayers(layers: RequestLayers): RequestLayers {
-  const plugins = withoutPlugins(layers.plugins, REQUEST_LAYERS.filter((name) => name !== 'requestObserver'));
-  return { ...layers, plugins, observe: unobserved };
+export function withoutRequestLayers(pipeline: RequestPipeline): RequestPipeline {
+  const plugins = withoutPlugins(pipeline.plugins, REQUEST_LAYERS.filter((name) => name !== 'requestObserver'));
+  return { ...pipeline, plugins, observe: unobserved };
 }
 
 /** Matched in this order: a layer's files first, `src/` as a whole last. */

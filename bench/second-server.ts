@@ -1,6 +1,6 @@
 import type { App } from '../src/app.js';
 import { Metrics } from '../src/observability/metrics.js';
-import type { RequestLayers } from '../src/server/request-layers.js';
+import type { RequestPipeline } from '../src/server/request-pipeline.js';
 import { createTransports } from '../src/server/transports.js';
 import type { NamedPlugin } from '../src/server/yoga.js';
 
@@ -13,13 +13,13 @@ export interface SecondServer {
 
 /**
  * Another server over a running app: its transports built again from the options the app built
- * its own from, with the request layers `change` makes of them. The bench prices layers this way;
+ * its own from, with the request pipeline `change` makes of it. The bench prices layers this way;
  * the app has no switch for it. The server's own metrics registry: the app's already holds the
  * gauges a server registers.
  */
-export async function secondServer(app: App, change: (layers: RequestLayers) => RequestLayers): Promise<SecondServer> {
+export async function secondServer(app: App, change: (pipeline: RequestPipeline) => RequestPipeline): Promise<SecondServer> {
   const options = app.transportOptions;
-  const transports = createTransports({ ...options, services: { ...options.services, metrics: new Metrics() }, layers: change(options.layers) });
+  const transports = createTransports({ ...options, services: { ...options.services, metrics: new Metrics() }, pipeline: change(options.pipeline) });
   const { url } = await transports.listen();
   transports.startSampling();
   return {

@@ -28,7 +28,7 @@ import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { countSignals } from './server/request-observer.js';
-import { requestLayers } from './server/request-layers.js';
+import { requestPipeline } from './server/request-pipeline.js';
 import { createTransports, type TransportsOptions } from './server/transports.js';
 import { createLogger } from './observability/logger.js';
 import type { RequestScope } from './server/yoga.js';
@@ -133,7 +133,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     services,
     authenticator,
     requestScope,
-    layers: requestLayers({ config, services, authenticator, requestScope, tracer: tracing.enabled ? tracer : null, documents }),
+    pipeline: requestPipeline({ config, services, authenticator, requestScope, tracer: tracing.enabled ? tracer : null, documents }),
     receiptKeys: () => receipts.jwks(),
     readiness: [
       { name: 'database', check: () => acceptsWrites(database.db) },

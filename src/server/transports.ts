@@ -9,7 +9,7 @@ import { graphiql } from './graphiql.js';
 import { createHttpServer, type Probe } from './http.js';
 import { drain, listen } from './lifecycle.js';
 import { createMetricsServer } from './metrics-server.js';
-import type { RequestLayers } from './request-layers.js';
+import type { RequestPipeline } from './request-pipeline.js';
 import { createGraphQLWebSocket } from './websocket.js';
 import { createGraphQLServer, CSRF_HEADER, GRAPHQL_ENDPOINT, type RequestScope } from './yoga.js';
 
@@ -18,8 +18,8 @@ export interface TransportsOptions {
   services: Services;
   authenticator: Authenticator;
   requestScope: AsyncLocalStorage<RequestScope>;
-  /** What every request passes through (requestLayers). */
-  layers: RequestLayers;
+  /** What every request passes through (requestPipeline). */
+  pipeline: RequestPipeline;
   readiness: Probe[];
   readinessDetails: () => Record<string, unknown>;
   /** The receipts' public keys (a JWKS) for /.well-known/community-receipts.json. */
@@ -43,11 +43,11 @@ export interface Transports {
  * and metrics on their own listener, all behind one bulk door.
  */
 export function createTransports(options: TransportsOptions): Transports {
-  const { config, services, authenticator, requestScope, layers } = options;
-  const { trusted, streamTokens } = layers;
+  const { config, services, authenticator, requestScope, pipeline } = options;
+  const { trusted, streamTokens } = pipeline;
   const { metrics } = services;
   const page = config.graphql.graphiql ? graphiql({ csrfHeader: CSRF_HEADER, developmentToken: config.developmentToken }) : null;
-  const yoga = createGraphQLServer({ config, services, authenticator, requestScope, page, plugins: layers.plugins });
+  const yoga = createGraphQLServer({ config, services, authenticator, requestScope, page, plugins: pipeline.plugins });
   const settingsPage = createSettingsPage({ parentOrigins: config.http.corsOrigins });
   let shuttingDown = false;
   const eventLoop = new EventLoopLoad();
@@ -76,7 +76,7 @@ export function createTransports(options: TransportsOptions): Transports {
     streamTokens,
     receiptKeys: options.receiptKeys,
     overloaded,
-    observe: layers.observe,
+    observe: pipeline.observe,
     pages: async (path, req, res) => (await page?.assets.serve(path, req, res)) || settingsPage(path, res),
     requestScope,
     isShuttingDown: () => shuttingDown,

@@ -21,7 +21,7 @@ export interface RequestScope {
 
 export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 
-/** One of Yoga's plugins, named (request-layers.ts builds the list). Yoga takes Envelop plugins as they are (typed `{}` in its options). */
+/** One of Yoga's plugins, named (request-pipeline.ts builds the list). Yoga takes Envelop plugins as they are (typed `{}` in its options). */
 export interface NamedPlugin {
   name: string;
   plugin: Plugin | object;
@@ -37,7 +37,7 @@ export interface GraphQLServerOptions {
   requestScope: AsyncLocalStorage<RequestScope>;
   /** GraphiQL on GET with `Accept: text/html`, or null (off). */
   page: GraphiQLPage | null;
-  /** In the order they run (requestLayers). */
+  /** In the order they run (requestPipeline). */
   plugins: readonly NamedPlugin[];
 }
 

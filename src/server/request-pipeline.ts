@@ -26,7 +26,7 @@ import { useTrustedDocuments } from './trusted-document-params.js';
 import { useStrictUtf8Body } from './utf8-body.js';
 import { CSRF_HEADER, GRAPHQL_ENDPOINT, type NamedPlugin, type RequestScope } from './yoga.js';
 
-export interface RequestLayersOptions {
+export interface RequestPipelineOptions {
   config: AppConfig;
   services: Services;
   authenticator: Authenticator;
@@ -38,7 +38,7 @@ export interface RequestLayersOptions {
 }
 
 /** What a request passes through besides the transport itself; createTransports serves with it. */
-export interface RequestLayers {
+export interface RequestPipeline {
   /** Yoga's plugins, in the order they run. */
   plugins: NamedPlugin[];
   /** The HTTP request's span and access-log line (http.ts). */
@@ -50,7 +50,7 @@ export interface RequestLayers {
 }
 
 /** The request layers of an instance as its configuration asks for them. */
-export function requestLayers({ config, services, authenticator, requestScope, tracer, documents }: RequestLayersOptions): RequestLayers {
+export function requestPipeline({ config, services, authenticator, requestScope, tracer, documents }: RequestPipelineOptions): RequestPipeline {
   const trusted = TrustedDocuments.load(projectRoot(), config.graphql.trustedDocumentFiles, {
     mode: config.graphql.trustedDocuments,
     registry: documents,
