@@ -1,13 +1,16 @@
 import { Session, type Profiler } from 'node:inspector/promises';
 import type { App } from '../src/app.js';
-import type { RequestLayer } from '../src/server/yoga.js';
+import type { RequestPipeline } from '../src/server/request-pipeline.js';
+import { unobserved } from '../src/server/request-observer.js';
 import { httpLoad, type HttpLoadOptions } from './load.js';
+import { withoutPlugins } from './second-server.js';
 
 /**
- * The source each request layer runs (src/server/yoga.ts, RequestLayer), and the project's other
- * parts a request passes through. Paths are matched as prefixes below the repository.
+ * The source each request layer runs (the plugins src/server/request-pipeline.ts names, and the
+ * request observer), and the project's other parts a request passes through. Paths are matched as
+ * prefixes below the repository.
  */
-const LAYER_SOURCES: Record<RequestLayer, string[]> = {
+const LAYER_SOURCES: Record<string, string[]> = {
   requestObserver: ['src/server/request-observer.ts'],
   singleConnectionSSE: ['src/server/sse-single-connection.ts', 'src/server/prepared-operation.ts'],
   jsonBodies: ['src/server/media-type.ts'],
@@ -24,8 +27,14 @@ const LAYER_SOURCES: Record<RequestLayer, string[]> = {
   multipartSubscriptions: ['src/server/multipart-subscriptions.ts'],
 };
 
-/** Every request layer (src/server/yoga.ts, RequestLayer). */
-export const REQUEST_LAYERS = Object.keys(LAYER_SOURCES) as RequestLayer[];
+/** Every request layer priced. */
+export const REQUEST_LAYERS = Object.keys(LAYER_SOURCES);
+
+/** The app's request layers with every priced one left out: what the transport, Yoga and the resolvers cost alone. */
+export function withoutRequestLayers(pipeline: RequestPipeline): RequestPipeline {
+  const plugins = withoutPlugins(pipeline.plugins, REQUEST_LAYERS.filter((name) => name !== 'requestObserver'));
+  return { ...pipeline, plugins, observe: unobserved };
+}
 
 /** Matched in this order: a layer's files first, `src/` as a whole last. */
 const PARTS: Record<string, string[]> = {

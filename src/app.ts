@@ -19,6 +19,7 @@ import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { membershipSource } from './membership/membership-snapshot.store.js';
 import { MembershipRecords } from './membership/membership-records.js';
+import { MEMBERSHIP_CHANNEL } from './membership/membership-notification.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
@@ -28,17 +29,19 @@ import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { countSignals } from './server/request-observer.js';
-import { createTransports } from './server/transports.js';
+import { requestPipeline } from './server/request-pipeline.js';
+import { createTransports, type TransportsOptions } from './server/transports.js';
 import { createLogger } from './observability/logger.js';
-import type { OperationLimitsPlugin, RequestLayer, RequestScope } from './server/yoga.js';
+import type { RequestScope } from './server/yoga.js';
 import { SignalBatcher } from './signals/signal-batcher.js';
 import { SignalReads } from './signals/signal-reads.js';
+import { lifecycle, type Part } from './util/lifecycle.js';
 import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
-  /** Checks the schema (migrating it when MIGRATE_ON_START), restores the membership cache, then listens. Resolves when ready to serve. */
+  /** Starts its parts in order: checks, the schema (migrated when MIGRATE_ON_START), the cache restored, then listens. A refused start leaves nothing running. */
   start(): Promise<void>;
-  /** Stops accepting, lets in-flight requests finish, then closes listener and pool. */
+  /** Stops them in reverse: stops accepting, lets in-flight requests finish, then the workers, the listener and the pools. */
   stop(): Promise<void>;
   /** The GraphQL endpoint, once started. */
   readonly url: string;
@@ -47,55 +50,55 @@ export interface App {
   readonly services: Services;
   /** Distinguishes instances in logs and in pg_stat_activity.application_name. */
   readonly instanceId: string;
+  /** What its transports are built from: another server over the same instance can be built from them (createTransports). */
+  readonly transportOptions: TransportsOptions;
 }
 
 export interface AppOptions {
   logger?: Logger;
   /**
-   * false: never start the membership listener, so the cache never hears of a leave (readiness
-   * stays false). Tests use it to prove the database guard alone keeps the boundary.
+   * false: never start the listener, so the cache never hears of a leave (readiness stays false).
+   * Tests use it to prove the database guard alone keeps the boundary.
    */
   membershipSync?: boolean;
-  /** Replaces the operation-limits plugin: the benchmark compares the cost model with the limits it replaced. */
-  operationLimits?: OperationLimitsPlugin;
-  /** Request layers to leave out: the benchmark prices each layer by running without it. */
-  without?: readonly RequestLayer[];
 }
 
-/** The composition root: everything an instance owns is created here and nowhere else. */
+/** An instance built and not started: its parts in start order (stopped in reverse), and the app they make. */
+export interface AppParts {
+  readonly instance: Omit<App, 'start' | 'stop'>;
+  readonly parts: readonly Part[];
+  readonly logger: Logger;
+}
+
+/** The composition root: everything an instance owns is created here (appParts) and nowhere else. */
 export function createApp(config: AppConfig, options: AppOptions = {}): App {
+  const { instance, parts, logger } = appParts(config, options);
+  return Object.assign(instance, lifecycle(parts, (part, error) => logger.warn({ err: error, part }, 'part failed to stop')));
+}
+
+export function appParts(config: AppConfig, options: AppOptions = {}): AppParts {
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const metrics = new Metrics();
   const tracing = startTracing(config.tracing, instanceId);
   const { tracer } = tracing;
-  const traced = tracing.enabled ? { tracer } : {};
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
   const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
-  const connections = openInstanceDatabase(config.database, logger, traced);
+  const connections = openInstanceDatabase(config.database, logger, tracing.enabled ? { tracer } : {});
   const { database, purgeDatabase } = connections;
   const durability = new DurabilityMonitor(database.db, logger, config.database.requireSynchronousCommit, metrics.registry);
   // Another host, or the listener back after a loss (a repointed pooler): the primary may be another.
   connections.endpoint.onHostChange(() => durability.recheck());
-  const membership = new MembershipSync({
-    source: membershipSource(database.db),
+  // The instance's one LISTEN session, on a session connection of its own (never a transaction pooler).
+  const listener = new ChannelListener({
+    endpoint: connections.listenEndpoint,
+    applicationName: `community-layer listener ${instanceId}`,
+    ...config.listener,
     logger,
-    tracer,
-    ...config.cache,
-    // A session connection of its own for LISTEN (never a transaction pooler).
-    openChannel: (handlers) =>
-      new ChannelListener({
-        endpoint: connections.listenEndpoint,
-        applicationName: `community-layer listener ${instanceId}`,
-        ...config.listener,
-        logger,
-        onStateChange: (state) => state === 'listening' && durability.recheck(),
-        ...handlers,
-        // Purge progress rides the same session: one LISTEN connection per instance.
-        also: [{ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() }],
-      }),
+    onStateChange: (state) => state === 'listening' && durability.recheck(),
   });
+  const membership = new MembershipSync({ source: membershipSource(database.db), logger, tracer, ...config.cache, channel: listener });
   metrics.observe(membership, database.pool);
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const signals = new SignalBatcher({
@@ -110,7 +113,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
   metrics.observeSubscriptions(statusFeed);
   const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer);
   // Feed streams are capped like status streams: per principal (as per user) and per instance.
-  const changeFeed = new MembershipChangeFeed(database.db, membership, new SubscriptionCaps(config.subscriptions), config.downstream);
+  const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream);
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
   const webhooks = createWebhooks({
     db: database.db,
@@ -120,19 +123,21 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     logger,
     metrics,
   });
-  membership.onChange(() => webhooks.wake());
+  // The listener's other followers (the membership sync subscribed itself). The feed and the
+  // dispatcher read the outbox: any membership notification, or a new session, may mean new rows.
+  listener.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() });
+  listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => changeFeed.wake(), onListening: () => changeFeed.wake() });
+  listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => webhooks.wake() });
   const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
   const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
-  const transports = createTransports({
+  const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
+  const transportOptions: TransportsOptions = {
     config,
     services,
     authenticator,
-    documents: persistedDocuments(database.db, config.graphql.apqMaxDocuments),
-    receiptKeys: () => receipts.jwks(),
     requestScope,
-    tracer: tracing.enabled ? tracer : null,
-    operationLimits: options.operationLimits,
-    without: options.without,
+    pipeline: requestPipeline({ config, services, authenticator, requestScope, tracer: tracing.enabled ? tracer : null, documents }),
+    receiptKeys: () => receipts.jwks(),
     readiness: [
       { name: 'database', check: () => acceptsWrites(database.db) },
       { name: 'membershipCache', check: async () => membership.inSync },
@@ -140,64 +145,55 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       { name: 'durableCommits', check: async () => durability.acceptable },
     ],
     readinessDetails: () => ({ durability: durability.current }),
-  });
-  let [url, metricsUrl] = ['', ''];
-
-  return {
-    services,
-    instanceId,
-    get url() {
-      return url;
-    },
-    get metricsUrl() {
-      return metricsUrl;
-    },
-    async start() {
-      try {
+  };
+  const transports = createTransports(transportOptions);
+  const urls = { url: '', metricsUrl: '' };
+  const followsMembership = options.membershipSync !== false;
+  // Started in this order, stopped in reverse; a part that fails to start stops those before it.
+  const parts: Part[] = [
+    // While enabled, every later async resource in the process carries a slot for it.
+    { name: 'request scope', stop: () => requestScope.disable() },
+    { name: 'tracing', stop: () => tracing.shutdown() },
+    { name: 'database', stop: () => database.close() },
+    {
+      name: 'start-up checks',
+      async start() {
         await receipts.ready();
         await checkSessionLimits(database.db, config.database);
         await durability.start();
         const applied = await ensureSchema(database.db, { migrateOnStart: config.database.migrateOnStart, migrate: () => connections.migrate() });
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-        if (options.membershipSync !== false) {
+      },
+    },
+    ...(followsMembership ? [
+      {
+        name: 'listener',
+        async start() {
           await checkListenSession({
             endpoint: connections.listenEndpoint,
             applicationName: `community-layer listen check ${instanceId}`,
             timeoutMs: config.listener.heartbeatTimeoutMs,
             notify: async (channel, payload) => void (await sql`SELECT pg_notify(${channel}, ${payload})`.execute(database.db)),
           });
-          await membership.start();
-        }
-        purges.start();
-        await webhooks.start();
-      } catch (error) {
-        // A refused start leaves nothing open behind it.
-        await connections.close();
-        await tracing.shutdown();
-        throw error;
-      }
-      // In the background: an unreachable identity provider delays readiness, not the start.
-      keys.start();
-      ({ url, metricsUrl } = await transports.listen());
-    },
-    async stop() {
-      transports.stopAccepting();
-      // Readiness is false from here; a grace period lets load balancers notice before we refuse.
-      await delay(config.shutdown.graceMs);
-      statusFeed.close();
-      changeFeed.close();
-      purges.closeStreams();
-      await transports.drain();
-      await signals.drained();
-      await purges.stop();
-      await webhooks.stop();
-      await purgeDatabase.close();
-      keys.stop();
-      transports.stopSampling();
-      await membership.stop();
-      await database.close();
-      await tracing.shutdown();
-      requestScope.disable(); // while enabled, every later async resource in the process carries a slot for it
-    },
-  };
+          await listener.start(); // the cache is loaded once it resolves
+        },
+        stop: () => listener.stop(),
+      },
+      { name: 'membership backstop', start: () => membership.start(), stop: () => membership.stop() },
+    ] : []),
+    { name: 'event-loop sampler', start: () => transports.startSampling(), stop: () => transports.stopSampling() },
+    // In the background: an unreachable identity provider delays readiness, not the start.
+    { name: 'auth keys', start: () => keys.start(), stop: () => keys.stop() },
+    { name: 'purge database', stop: () => purgeDatabase.close() },
+    // A refused start closes the queue's own pool too.
+    { name: 'webhooks', start: () => webhooks.start().catch((error: unknown) => webhooks.stop().then(() => Promise.reject(error))), stop: () => webhooks.stop() },
+    { name: 'purge worker', start: () => purges.start(), stop: () => purges.stop() },
+    { name: 'signals', stop: () => signals.drained() },
+    { name: 'http', start: async () => void Object.assign(urls, await transports.listen()), stop: () => transports.drain() },
+    { name: 'streams', stop: () => { statusFeed.close(); changeFeed.close(); purges.closeStreams(); } },
+    // Readiness false from here; a grace period lets load balancers notice before we refuse.
+    { name: 'readiness', stop: async () => { transports.stopAccepting(); await delay(config.shutdown.graceMs); } },
+  ];
+  const instance = { services, instanceId, transportOptions, get url() { return urls.url; }, get metricsUrl() { return urls.metricsUrl; } };
+  return { instance, parts, logger };
 }

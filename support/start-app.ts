@@ -1,5 +1,5 @@
 import { createApp, type App, type AppOptions } from '../src/app.js';
-import { loadConfig, resolveConfig, type AppResources, type Config } from '../src/config/config.js';
+import { loadConfig, resolveConfig, type AppConfig, type AppResources, type Config } from '../src/config/config.js';
 
 export interface StartOptions extends AppOptions {
   /**
@@ -20,15 +20,30 @@ export async function startApp(config: Config, resources: AppResources, { create
   return app;
 }
 
+interface LocalSettings {
+  secret: string;
+  environment?: Record<string, string>;
+}
+
 /**
- * An app on an ephemeral loopback port, configured from `environment` over quiet defaults, its
- * tokens signed with `secret` unless the environment configures another key (tests, the bench).
+ * The configuration of a test or bench instance: from `environment` over quiet defaults on an
+ * ephemeral loopback port, its tokens signed with `secret` unless the environment configures
+ * another key.
  */
-export function startLocalApp(
-  databaseUrl: string,
-  { secret, environment = {}, options = {} }: { secret: string; environment?: Record<string, string>; options?: StartOptions },
-): Promise<App> {
+function localConfig(databaseUrl: string, { secret, environment = {} }: LocalSettings): { config: Config; resources: AppResources } {
   const config = loadConfig({ NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: secret, ...environment });
   const authKey = config.auth.key.kind === 'development' ? { kind: 'secret' as const, secret } : config.auth.key;
-  return startApp(config, { databaseUrl, authKey }, options);
+  return { config, resources: { databaseUrl, authKey } };
+}
+
+/** What `startLocalApp` would run on, resolved and not started (to build an app's parts alone). */
+export function localAppConfig(databaseUrl: string, settings: LocalSettings): AppConfig {
+  const { config, resources } = localConfig(databaseUrl, settings);
+  return resolveConfig(config, resources);
+}
+
+/** An app on `localAppConfig`, started (tests, the bench). */
+export function startLocalApp(databaseUrl: string, { options = {}, ...settings }: LocalSettings & { options?: StartOptions }): Promise<App> {
+  const { config, resources } = localConfig(databaseUrl, settings);
+  return startApp(config, resources, options);
 }

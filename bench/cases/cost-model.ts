@@ -6,14 +6,15 @@ import { schema } from '../../src/api/schema.js';
 import type { Case } from '../case.js';
 import { num, rate } from '../format.js';
 import { httpLoad, interleave } from '../load.js';
+import { replacePlugin, secondServer } from '../second-server.js';
 import { prepareSignalCase } from '../signal-setup.js';
 import { body, SIGNAL, SIGNALS } from '../workload.js';
 
 const LABEL = '11. signal: cost model vs previous limits';
 
 /**
- * `signal` one per request on two instances of the same build over the same database: one with
- * the cost model (variables, list sizes, the per-request write budget), one with the limits it
+ * `signal` one per request on two servers of the same instance: the app's own with the cost model
+ * (variables, list sizes, the per-request write budget), and a second one with the limits it
  * replaced (GraphQL Armor: depth, aliases, tokens, directives and a literal-only cost, which Yoga's
  * validation cache made free after the first request). Rounds alternate. The details add the
  * in-process time of one cost measurement, for `signal` and for a 1000-input `signals`.
@@ -21,16 +22,20 @@ const LABEL = '11. signal: cost model vs previous limits';
 export const costModel: Case = {
   labels: [LABEL],
   async run(cluster, sizes) {
-    const { url, app, workload } = await prepareSignalCase(cluster, sizes);
-    const previous = await cluster.startApp(url, { operationLimits: previousLimits });
+    const { app, workload } = await prepareSignalCase(cluster, sizes);
+    const limits = app.transportOptions.config.graphql;
+    const previous = await secondServer(app, (pipeline) => ({ ...pipeline, plugins: replacePlugin(pipeline.plugins, 'operationLimits', previousLimits(limits)) }));
     const inputs = Array.from({ length: sizes.bodies }, () => workload.nextSignal());
     const bodies = inputs.map((input) => body(SIGNAL, { input }));
     const seconds = sizes.durationSec / sizes.rounds;
-    const load = (target: typeof app, durationSec: number) => () =>
+    const load = (target: { url: string }, durationSec: number) => () =>
       httpLoad({ url: target.url, token: cluster.token, bodies, connections: sizes.connections, durationSec });
 
-    await interleave([load(previous, sizes.warmupSec), load(app, sizes.warmupSec)], 1);
-    const [before, now] = await interleave([load(previous, seconds), load(app, seconds)], sizes.rounds);
+    const measure = async () => {
+      await interleave([load(previous, sizes.warmupSec), load(app, sizes.warmupSec)], 1);
+      return interleave([load(previous, seconds), load(app, seconds)], sizes.rounds);
+    };
+    const [before, now] = await measure().finally(() => previous.close());
 
     const single = microseconds(SIGNAL, { input: inputs[0] });
     const batch = microseconds(SIGNALS, { inputs: inputs.slice(0, 1000) });
@@ -50,7 +55,7 @@ export const costModel: Case = {
 };
 
 /** The limits as they were configured before the cost model (src/server/yoga.ts at the parent commit). */
-function previousLimits(limits: OperationLimits) {
+function previousLimits(limits: Pick<OperationLimits, 'maxDepth' | 'maxAliases' | 'maxTokens' | 'maxCost'>) {
   return EnvelopArmorPlugin({
     maxDepth: { n: limits.maxDepth },
     maxAliases: { n: limits.maxAliases },

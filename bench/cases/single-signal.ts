@@ -2,9 +2,10 @@ import { bareYogaEcho } from '../bare-yoga.js';
 import type { Case } from '../case.js';
 import { eventIdCost } from '../event-id-cost.js';
 import { num, rate } from '../format.js';
-import { cpuPerRequest, layerCosts, REQUEST_LAYERS } from '../layer-costs.js';
+import { cpuPerRequest, layerCosts, REQUEST_LAYERS, withoutRequestLayers } from '../layer-costs.js';
 import { httpLoad, interleave, pgLoad } from '../load.js';
 import { singleInsert } from '../raw-signal.js';
+import { secondServer } from '../second-server.js';
 import { prepareSignalCase } from '../signal-setup.js';
 import { body, SIGNAL, VALIDATE, withEventId } from '../workload.js';
 
@@ -55,11 +56,11 @@ export const singleSignal: Case = {
     });
     const vsEcho = measured.perSecond / bare.perSecond;
 
-    // Server CPU per request, alternating: the echo, the app without the database, the app, and the
-    // app with every request layer left out (their price together); then one profile of the app
-    // splits its CPU by part.
+    // Server CPU per request, alternating: the echo, the app without the database, the app, and a
+    // second server over the app with every request layer left out (their price together); then
+    // one profile of the app splits its CPU by part.
     const cpuLoad = { token: cluster.token, bodies: inputs.map((input) => body(SIGNAL, { input })), connections: sizes.connections, durationSec: Math.max(1, seconds / 2) };
-    const layerless = await cluster.startApp(url, { without: REQUEST_LAYERS });
+    const layerless = await secondServer(app, withoutRequestLayers);
     const cpu = { echo: [] as number[], validate: [] as number[], app: [] as number[], noLayers: [] as number[] };
     try {
       await httpLoad({ ...cpuLoad, url: layerless.url, durationSec: sizes.warmupSec });
@@ -70,7 +71,7 @@ export const singleSignal: Case = {
         cpu.noLayers.push(await cpuPerRequest(layerless, cpuLoad));
       }
     } finally {
-      await Promise.all([echo.close(), cluster.stopApp(layerless)]);
+      await Promise.all([echo.close(), layerless.close()]);
     }
     const [echoCpu, validateCpu, appCpu, noLayersCpu] = [cpu.echo, cpu.validate, cpu.app, cpu.noLayers].map(mean) as [number, number, number, number];
     const layers = await layerCosts(app, cpuLoad, appCpu);

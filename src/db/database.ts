@@ -57,5 +57,10 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
     dialect: new PostgresDialect({ pool: discardingPool(pool), cursor: Cursor }),
     ...(options.tracer ? { log: statementSpans(options.tracer) } : {}),
   });
-  return { db, pool, close: () => db.destroy() };
+  const close = async () => {
+    await db.destroy();
+    // Kysely ends only a pool it has used; one used only directly (graphile-worker's) would linger.
+    if (!pool.ended) await pool.end();
+  };
+  return { db, pool, close };
 }

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { endedStream, heldStream } from '../util/held-stream.js';
-import type { MembershipSync } from './cache/membership-sync.js';
 import { listMembershipEvents, type MembershipEvent } from './membership-events.store.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 
@@ -17,34 +16,28 @@ export interface ChangeFeedOptions {
 
 /**
  * Every membership change from a cursor: history first, then live, read from the outbox in position
- * order. Each stream keeps its own cursor and reads the database again whenever a membership
- * notification arrives (from any instance), after a resync, or every `feedPollMs`; so it is exact
- * across instances and reconnects: the database, not a notification, says what comes next. A
+ * order. Each stream keeps its own cursor and reads the database again whenever it is woken (the
+ * composition root wakes it on every membership notification, from any instance, and after every
+ * LISTEN), or every `feedPollMs`; so it is exact across instances and reconnects: the database, not
+ * a notification, says what comes next. A
  * stream takes a place from the subscription caps (keyed by the service principal) before it exists.
  */
 export class MembershipChangeFeed {
   private readonly wakers = new Set<() => void>();
   /** Counts wake-ups, so a notification that arrives while a stream reads is not slept through. */
   private wakeups = 0;
-  private readonly stopListening: () => void;
   private closed = false;
 
   constructor(
     private readonly db: Kysely<Database>,
-    membership: MembershipSync,
     private readonly caps: SubscriptionCaps,
     private readonly options: ChangeFeedOptions,
-  ) {
-    const wake = () => {
-      this.wakeups++;
-      for (const waker of [...this.wakers]) waker();
-    };
-    const stopChanges = membership.onChange(wake);
-    const stopResyncs = membership.onResync(wake);
-    this.stopListening = () => {
-      stopChanges();
-      stopResyncs();
-    };
+  ) {}
+
+  /** Something may have been recorded: every live stream reads again. */
+  wake(): void {
+    this.wakeups++;
+    for (const waker of [...this.wakers]) waker();
   }
 
   /** Up to `limit` events after `after`, in position order: one page, for batch readers. */
@@ -88,7 +81,6 @@ export class MembershipChangeFeed {
   /** Ends every stream (server shutdown). */
   close(): void {
     this.closed = true;
-    this.stopListening();
     for (const waker of [...this.wakers]) waker();
   }
 

@@ -1,30 +1,13 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
-import type { Tracer } from '@opentelemetry/api';
-import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Authentication, Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
 import type { GraphQLContext, Services } from '../api/context.js';
 import { createErrorMask } from '../api/domain-errors.js';
-import { useCompiledExecution } from '../graphql/compiled-execution.js';
-import { useHiddenSuggestions } from '../graphql/hidden-suggestions.js';
-import { useInputErrorCodes } from '../api/input-errors.js';
-import { useOperationLimits, type OperationLimits } from '../graphql/limits/operation-limits.js';
 import { schema } from '../api/schema.js';
-import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
-import { useCsrfPrevention } from './csrf.js';
-import { EXTRA_PARAM_NAMES, useTrustedDocuments } from './trusted-document-params.js';
-import { useOperationMetrics } from './operation-metrics.js';
-import { useOperationTracing } from './operation-tracing.js';
+import { EXTRA_PARAM_NAMES } from './trusted-document-params.js';
 import type { RequestRecord } from './request-observer.js';
 import type { GraphiQLPage } from './graphiql.js';
-import { useJsonBodies } from './media-type.js';
-import { useMultipartSubscriptions } from './multipart-subscriptions.js';
-import { useBulkDecoded } from './bulk-decoded.js';
-import { useSignalShedding } from './shed-signals.js';
-import { useSingleConnectionSSE } from './sse-single-connection.js';
-import type { StreamTokens } from './stream-tokens.js';
-import { useStrictUtf8Body } from './utf8-body.js';
 
 export interface RequestScope {
   requestId: string;
@@ -38,62 +21,27 @@ export interface RequestScope {
 
 export type Yoga = YogaServerInstance<RequestScope, GraphQLContext>;
 
-/** Yoga takes Envelop plugins as they are (typed `{}` in its options). */
-export type OperationLimitsPlugin = (limits: OperationLimits) => Plugin | object;
-
-/**
- * Layers of a request, which the bench leaves out together to price them beside its per-layer
- * profile (AppOptions.without: a bench switch, never configuration).
- */
-export type RequestLayer =
-  | 'singleConnectionSSE' | 'jsonBodies' | 'strictUtf8Body' | 'csrf' | 'trustedDocuments' | 'inputErrorCodes' | 'compiledExecution' | 'operationMetrics'
-  | 'operationTracing' | 'signalShedding' | 'bulkDecoded' | 'operationLimits' | 'multipartSubscriptions' | 'requestObserver';
+/** One of Yoga's plugins, named (request-pipeline.ts builds the list). Yoga takes Envelop plugins as they are (typed `{}` in its options). */
+export interface NamedPlugin {
+  name: string;
+  plugin: Plugin | object;
+}
 
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 export const GRAPHQL_ENDPOINT = '/graphql';
 
-export function createGraphQLServer(
-  config: AppConfig,
-  services: Services,
-  authenticator: Authenticator,
-  requestScope: AsyncLocalStorage<RequestScope>,
-  trusted: TrustedDocuments,
-  streamTokens: StreamTokens,
-  /** null: tracing is off. */
-  tracer: Tracer | null,
+export interface GraphQLServerOptions {
+  config: AppConfig;
+  services: Services;
+  authenticator: Authenticator;
+  requestScope: AsyncLocalStorage<RequestScope>;
   /** GraphiQL on GET with `Accept: text/html`, or null (off). */
-  page: GraphiQLPage | null,
-  operationLimits: OperationLimitsPlugin = useOperationLimits,
-  without: readonly RequestLayer[] = [],
-): Yoga {
-  const limits = config.graphql;
-  const layers: [RequestLayer, Plugin | object][] = [
-    // Before the CSRF check: its PUT/DELETE and token-carrying requests are not browser forms.
-    ['singleConnectionSSE', useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted, streamTokens })],
-    ['jsonBodies', useJsonBodies(GRAPHQL_ENDPOINT)],
-    ['strictUtf8Body', useStrictUtf8Body()],
-    ['csrf', useCsrfPrevention(CSRF_HEADER)],
-    ['trustedDocuments', useTrustedDocuments(trusted)],
-    ['inputErrorCodes', useInputErrorCodes()],
-    // Before tracing: it replaces the executor that tracing wraps.
-    ['compiledExecution', useCompiledExecution()],
-    ['operationMetrics', useOperationMetrics(services.metrics)],
-    ['operationTracing', useOperationTracing(tracer, requestScope)],
-    ['signalShedding', useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds)],
-    ['bulkDecoded', useBulkDecoded(requestScope)],
-    [
-      'operationLimits',
-      operationLimits({
-        maxTokens: limits.maxTokens,
-        maxDepth: limits.maxDepth,
-        maxAliases: limits.maxAliases,
-        maxDirectives: limits.maxDirectives,
-        maxCost: limits.maxCost,
-        budget: config.requestBudget,
-      }),
-    ],
-    ['multipartSubscriptions', useMultipartSubscriptions()],
-  ];
+  page: GraphiQLPage | null;
+  /** In the order they run (requestPipeline). */
+  plugins: readonly NamedPlugin[];
+}
+
+export function createGraphQLServer({ config, services, authenticator, requestScope, page, plugins }: GraphQLServerOptions): Yoga {
   return createYoga<RequestScope, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_ENDPOINT,
@@ -139,14 +87,6 @@ export function createGraphQLServer(
       const known = authenticator.known(credential);
       return known ? build(known) : authenticator.authenticate(credential).then(build);
     },
-    plugins: [
-      ...layers.filter(([name]) => !without.includes(name)).map(([, plugin]) => plugin),
-      ...(limits.fieldSuggestions ? [] : [useHiddenSuggestions()]),
-      ...(limits.introspection ? [] : [disableIntrospection()]),
-    ],
+    plugins: plugins.map(({ plugin }) => plugin),
   });
-}
-
-function disableIntrospection(): Plugin {
-  return { onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) };
 }

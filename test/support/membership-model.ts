@@ -1,7 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import fc from 'fast-check';
 import pino from 'pino';
-import type { Channel, ChannelHandlers, ListenerState } from '../../src/db/listen/channel-listener.js';
+import type { Channel, ChannelSubscription, ListenerState } from '../../src/db/listen/channel-listener.js';
 import type { LeftUsersReader, MembershipDelta, MembershipSource } from '../../src/membership/cache/membership-source.js';
 import { MembershipSync } from '../../src/membership/cache/membership-sync.js';
 import type { MembershipStatus } from '../../src/db/schema.js';
@@ -222,8 +222,11 @@ export class ModelChannel implements Channel {
   private readonly dead: string[][] = [];
   private readonly delivered: string[] = [];
   private resolveStarted: (() => void) | null = null;
+  private handlers!: ChannelSubscription;
 
-  constructor(private readonly handlers: ChannelHandlers) {}
+  subscribe(subscription: ChannelSubscription): void {
+    this.handlers = subscription;
+  }
 
   start(): Promise<void> {
     return new Promise((resolve) => (this.resolveStarted = resolve));
@@ -254,7 +257,7 @@ export class ModelChannel implements Channel {
     const session = { queue: [] as string[], silent: false };
     this.session = session;
     this.currentState = this.currentState === 'idle' ? 'connecting' : 'reconnecting';
-    this.handlers.onListening().then(
+    Promise.resolve(this.handlers.onListening?.()).then(
       () => {
         if (this.session !== session || this.currentState === 'stopped') return;
         this.currentState = 'listening';
@@ -289,7 +292,7 @@ export class ModelChannel implements Channel {
     this.session = null;
     this.dead.push(session.queue);
     this.reconnectCount++;
-    this.handlers.onLost();
+    this.handlers.onLost?.();
     if (this.currentState !== 'stopped') this.currentState = 'reconnecting';
   }
 
@@ -326,15 +329,14 @@ const silentLogger = pino({ level: 'silent' });
 export async function runScenario(scenario: Scenario): Promise<void> {
   const store = new ModelStore();
   for (const index of scenario.initiallyLeft) store.commit([{ kind: 'leave', userId: USERS[index]! }]);
-  let channel: ModelChannel | undefined;
+  const open = new ModelChannel();
   const sync = new MembershipSync({
     source: store,
     logger: silentLogger,
     tracer: trace.getTracer('membership model'),
     resyncMs: 3_600_000,
-    openChannel: (handlers) => (channel = new ModelChannel(handlers)),
+    channel: open,
   });
-  const open = channel!;
   store.onCommit = (payloads) => open.publish(payloads);
   let waiting = 0;
   let lowest = 0n;
@@ -353,7 +355,8 @@ export async function runScenario(scenario: Scenario): Promise<void> {
     }
     if (sync.inSync) expectLeftSet(sync, store.leftAt(applied), `${step}: in sync at version ${applied}`);
   };
-  const started = sync.start();
+  const started = open.start();
+  sync.start();
   try {
     open.connect();
     await settle();
@@ -387,6 +390,7 @@ export async function runScenario(scenario: Scenario): Promise<void> {
     store.close();
     await settle();
     await sync.stop();
+    await open.stop();
     await started;
   }
 }

@@ -5,37 +5,29 @@ import { withTimeout } from '../../util/with-timeout.js';
 
 export type ListenerState = 'idle' | 'connecting' | 'listening' | 'reconnecting' | 'stopped';
 
-/** What a LISTEN session reports to whoever opened it. */
-export interface ChannelHandlers {
+/** One follower of a channel: what the session tells it. */
+export interface ChannelSubscription {
   channel: string;
   /** Payloads of one session arrive in commit order, each once. */
   onNotification(payload: string): void;
-  /** Runs after every successful LISTEN (first connect and each reconnect), before "listening". */
-  onListening(): Promise<void>;
+  /**
+   * Runs after every successful LISTEN (first connect and each reconnect), before "listening":
+   * notifications sent while there was no session are gone, so re-read what is followed.
+   */
+  onListening?(): Promise<void> | void;
   /** The session broke: notifications from now until the next LISTEN are gone. */
-  onLost(): void;
+  onLost?(): void;
 }
 
-/** A LISTEN session as the membership sync sees it. */
+/** The instance's one LISTEN session, as its followers see it. */
 export interface Channel {
   readonly currentState: ListenerState;
   readonly reconnectCount: number;
-  /** Resolves once listening the first time (retrying until then). */
-  start(): Promise<void>;
-  stop(): Promise<void>;
+  /** Before the session starts: it LISTENs on the channel from its first connection on. */
+  subscribe(subscription: ChannelSubscription): void;
 }
 
-export type OpenChannel = (handlers: ChannelHandlers) => Channel;
-
-/** Another channel on the same session (one LISTEN connection per instance, whatever it follows). */
-export interface AlsoListened {
-  channel: string;
-  onNotification(payload: string): void;
-  /** After every (re)LISTEN: notifications sent meanwhile are gone, so re-read what is followed. */
-  onListening(): void;
-}
-
-export interface ChannelListenerOptions extends ChannelHandlers {
+export interface ChannelListenerOptions {
   /** Where to connect: the listener follows the primary like every other connection. */
   endpoint: DatabaseEndpoint;
   applicationName: string;
@@ -45,16 +37,17 @@ export interface ChannelListenerOptions extends ChannelHandlers {
   backoffMaxMs: number;
   logger: Logger;
   onStateChange?(state: ListenerState): void;
-  also?: readonly AlsoListened[];
 }
 
 /**
  * A LISTEN session on its own connection, outside the pool (a pooled or transaction-pooled
  * connection would drop the subscription). Loss is detected by 'error'/'end' events and by a
  * heartbeat with a timeout (a half-open socket raises nothing by itself); it then reconnects
- * forever, one attempt at a time, with capped exponential backoff and full jitter.
+ * forever, one attempt at a time, with capped exponential backoff and full jitter. One per
+ * instance, whatever it follows: each follower subscribes to its channel before the start.
  */
 export class ChannelListener implements Channel {
+  private readonly subscriptions: ChannelSubscription[] = [];
   private client: pg.Client | null = null;
   private state: ListenerState = 'idle';
   private attempt = 0;
@@ -73,6 +66,12 @@ export class ChannelListener implements Channel {
     return this.reconnects;
   }
 
+  subscribe(subscription: ChannelSubscription): void {
+    if (this.state !== 'idle') throw new Error(`subscribed to ${subscription.channel} after the listener started`);
+    this.subscriptions.push(subscription);
+  }
+
+  /** Resolves once listening the first time (retrying until then), every follower's onListening done. */
   start(): Promise<void> {
     return new Promise((resolve) => {
       this.resolveStarted = resolve;
@@ -101,20 +100,15 @@ export class ChannelListener implements Channel {
     // Handlers go on before anything can fail: an unhandled 'error' would crash the process.
     client.on('error', (error) => this.lost(client, error));
     client.on('end', () => this.lost(client, 'connection ended'));
-    const also = this.options.also ?? [];
     client.on('notification', (message) => {
       if (this.client !== client || !message.payload) return;
-      if (message.channel === this.options.channel) this.options.onNotification(message.payload);
-      else also.find((other) => other.channel === message.channel)?.onNotification(message.payload);
+      for (const follower of this.subscriptions) if (follower.channel === message.channel) follower.onNotification(message.payload);
     });
     this.client = client;
     try {
       await client.connect();
-      for (const channel of [this.options.channel, ...also.map((other) => other.channel)]) {
-        await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
-      }
-      await this.options.onListening();
-      for (const other of also) other.onListening();
+      for (const channel of this.channels()) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+      for (const follower of this.subscriptions) await follower.onListening?.();
       if (this.client !== client || this.isStopped()) return;
       this.attempt = 0;
       this.startHeartbeat(client);
@@ -137,9 +131,9 @@ export class ChannelListener implements Channel {
     if (this.state === 'stopped') return;
     this.options.logger.warn(
       { ...(typeof cause === 'string' ? { reason: cause } : { err: cause }), attempt: this.attempt + 1 },
-      'membership listener lost; reconnecting',
+      'listener lost; reconnecting',
     );
-    this.options.onLost();
+    for (const follower of this.subscriptions) follower.onLost?.();
     this.setState('reconnecting');
     const delay = this.backoff();
     this.attempt++;
@@ -157,13 +151,14 @@ export class ChannelListener implements Channel {
   }
 
   private startHeartbeat(client: pg.Client): void {
+    const channels = this.channels();
     this.heartbeatTimer = setInterval(() => {
       withTimeout(
-        client.query('SELECT 1 FROM pg_listening_channels() AS c WHERE c = $1', [this.options.channel]),
+        client.query<{ listened: number }>('SELECT count(*)::int AS listened FROM pg_listening_channels() AS c WHERE c = ANY($1::text[])', [channels]),
         this.options.heartbeatTimeoutMs,
       )
         .then((result) => {
-          if (result.rowCount !== 1) this.lost(client, 'channel no longer listened');
+          if (result.rows[0]?.listened !== channels.length) this.lost(client, 'a channel no longer listened');
         })
         .catch((error: unknown) => this.lost(client, error));
     }, this.options.heartbeatMs);
@@ -175,6 +170,10 @@ export class ChannelListener implements Channel {
     this.heartbeatTimer = null;
   }
 
+  private channels(): string[] {
+    return [...new Set(this.subscriptions.map((follower) => follower.channel))];
+  }
+
   private isStopped(): boolean {
     return this.state === 'stopped';
   }
@@ -182,7 +181,7 @@ export class ChannelListener implements Channel {
   private setState(state: ListenerState): void {
     if (this.state === state || this.state === 'stopped') return;
     this.state = state;
-    this.options.logger.info({ state }, 'membership listener state');
+    this.options.logger.info({ state }, 'listener state');
     this.options.onStateChange?.(state);
     if (state === 'listening' || state === 'stopped') {
       this.resolveStarted?.();

@@ -1,6 +1,6 @@
 import { SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import type { Channel, ListenerState, OpenChannel } from '../../db/listen/channel-listener.js';
+import type { Channel, ListenerState } from '../../db/listen/channel-listener.js';
 import { AppliedFanOut, type MembershipChangeListener } from './applied-fan-out.js';
 import { MembershipCache } from './membership-cache.js';
 import type { MembershipSource } from './membership-source.js';
@@ -13,8 +13,8 @@ export interface MembershipSyncOptions {
   tracer: Tracer;
   /** Period of the backstop resync. */
   resyncMs: number;
-  /** Opens the LISTEN session; in production a ChannelListener on its own connection. */
-  openChannel: OpenChannel;
+  /** The instance's LISTEN session (in production its ChannelListener), which the composition root starts and stops. */
+  channel: Channel;
 }
 
 /**
@@ -40,7 +40,8 @@ export class MembershipSync {
 
   constructor(private readonly options: MembershipSyncOptions) {
     this.loader = new SnapshotLoader(this.cache, options.source, options.logger);
-    this.listener = options.openChannel({
+    this.listener = options.channel;
+    this.listener.subscribe({
       channel: options.source.channel,
       onNotification: (payload) => this.onNotification(payload),
       onListening: () => {
@@ -88,16 +89,16 @@ export class MembershipSync {
     return () => this.resyncListeners.delete(listener);
   }
 
-  async start(): Promise<void> {
-    await this.listener.start();
+  /** The backstop, once the session is listening (its first LISTEN loaded the cache). */
+  start(): void {
     this.resyncTimer = setInterval(() => void this.resync().catch((error: unknown) => this.resyncFailed(error)), this.options.resyncMs);
     this.resyncTimer.unref();
   }
 
+  /** Before the session stops: the backstop ends, waiters are released, the resync under way finishes. */
   async stop(): Promise<void> {
     if (this.resyncTimer) clearInterval(this.resyncTimer);
     this.waiters.releaseAll();
-    await this.listener.stop();
     await this.resyncChain.catch(() => undefined);
   }
 
