@@ -146,8 +146,10 @@ describe('an endpoint failing too long', () => {
     const events = (await cluster.db.query(`SELECT 'msg_' || position AS id FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)).rows.map((r) => r.id);
     await eventually(() => hook.ids.length === before + events.length, 30_000);
     expect(hook.ids.slice(before)).toEqual(events);
-    const statuses = (await gql<{ webhookDeliveries: { status: string }[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries.map((d) => d.status);
-    expect(statuses).toEqual(events.map(() => 'DELIVERED'));
+    // A delivery is marked after its receiver answered: wait for the marks, not only the arrivals.
+    const statuses = async () => (await gql<{ webhookDeliveries: { status: string }[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries.map((d) => d.status);
+    await eventually(async () => (await statuses()).every((status) => status === 'DELIVERED'), 30_000);
+    expect(await statuses()).toEqual(events.map(() => 'DELIVERED'));
     await hook.close();
   });
 });
