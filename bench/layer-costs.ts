@@ -21,6 +21,7 @@ const LAYER_SOURCES: Record<RequestLayer, string[]> = {
   signalShedding: ['src/server/shed-signals.ts'],
   bulkDecoded: ['src/server/bulk-decoded.ts'],
   operationLimits: ['src/graphql/limits/'],
+  fairShare: ['src/server/fair-share.ts', 'src/server/fair-share-charge.ts', 'src/budgets/'],
   multipartSubscriptions: ['src/server/multipart-subscriptions.ts'],
 };
 

@@ -21,6 +21,8 @@ import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
+import { FairShare } from './budgets/fair-share.js';
+import { leaseStore } from './budgets/lease.store.js';
 import { WebhookQueue } from './webhooks/webhook-queue.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
@@ -119,7 +121,9 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     logger,
   });
   membership.onChange(() => webhooks.wake());
-  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
+  // Fair share: budgets per caller, leased from PostgreSQL in the background (src/budgets).
+  const fairShare = new FairShare({ store: leaseStore(database.db), logger, instances: config.fairShare.instances, syncMs: config.fairShare.syncMs });
+  const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const transports = createTransports({
     config,
     services,
@@ -167,6 +171,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
         }
         purges.start();
         await webhooks.start();
+        fairShare.start();
       } catch (error) {
         // A refused start leaves nothing open behind it.
         await connections.close();
@@ -188,6 +193,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
       await signals.drained();
       await purges.stop();
       await webhooks.stop();
+      await fairShare.stop();
       await purgeDatabase.close();
       keys.stop();
       transports.stopSampling();

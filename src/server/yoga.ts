@@ -15,6 +15,7 @@ import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-docu
 import { useCsrfPrevention } from './csrf.js';
 import { EXTRA_PARAM_NAMES, useTrustedDocuments } from './trusted-document-params.js';
 import { useOperationMetrics } from './operation-metrics.js';
+import { useFairShare } from './fair-share.js';
 import { useOperationTracing } from './operation-tracing.js';
 import type { RequestRecord } from './request-observer.js';
 import type { GraphiQLPage } from './graphiql.js';
@@ -47,7 +48,7 @@ export type OperationLimitsPlugin = (limits: OperationLimits) => Plugin | object
  */
 export type RequestLayer =
   | 'singleConnectionSSE' | 'jsonBodies' | 'strictUtf8Body' | 'csrf' | 'trustedDocuments' | 'inputErrorCodes' | 'compiledExecution' | 'operationMetrics'
-  | 'operationTracing' | 'signalShedding' | 'bulkDecoded' | 'operationLimits' | 'multipartSubscriptions' | 'requestObserver';
+  | 'operationTracing' | 'signalShedding' | 'bulkDecoded' | 'operationLimits' | 'fairShare' | 'multipartSubscriptions' | 'requestObserver';
 
 export const CSRF_HEADER = 'x-graphql-yoga-csrf';
 export const GRAPHQL_ENDPOINT = '/graphql';
@@ -92,6 +93,8 @@ export function createGraphQLServer(
         budget: config.requestBudget,
       }),
     ],
+    // After the operation limits: it spends the cost they measured, and only for operations they let through.
+    ...(config.fairShare.enabled ? [['fairShare', useFairShare(config, services, requestScope)] as [RequestLayer, Plugin]] : []),
     ['multipartSubscriptions', useMultipartSubscriptions()],
   ];
   return createYoga<RequestScope, GraphQLContext>({

@@ -16,6 +16,7 @@ import * as webhooks from './0014_webhooks.js';
 import * as purgeWatermark from './0015_purge_watermark.js';
 import * as purgeAcknowledgements from './0016_purge_acknowledgements.js';
 import * as ingestFence from './0017_ingest_fence.js';
+import * as fairShare from './0019_fair_share.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0015_purge_watermark': purgeWatermark,
   '0016_purge_acknowledgements': purgeAcknowledgements,
   '0017_ingest_fence': ingestFence,
+  '0019_fair_share': fairShare,
 };

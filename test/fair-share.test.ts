@@ -1,0 +1,133 @@
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { metric, startCluster, token, type Cluster } from './support/harness.js';
+import { afterAll, beforeAll } from 'vitest';
+
+/** Small budgets, so a test spends them in a few requests (a refill of 1 point a second). */
+const BUDGETS = {
+  FAIR_SHARE_USER_CAPACITY: '20',
+  FAIR_SHARE_USER_RATE: '1',
+  FAIR_SHARE_MEMBERSHIP_CHANGES: '3',
+  FAIR_SHARE_MEMBERSHIP_WINDOW_SECONDS: '3600',
+  FAIR_SHARE_INSTANCES: '2',
+};
+
+let cluster: Cluster;
+let a: App;
+let b: App;
+let db: pg.Client;
+beforeAll(async () => {
+  cluster = await startCluster([]);
+  // Two instances of one app factory on one database: one budget between them.
+  [a, b] = await Promise.all([cluster.startInstance(BUDGETS), cluster.startInstance(BUDGETS)]);
+  db = cluster.db;
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await cluster?.stop();
+});
+
+async function post(app: App, bearer: string, query: string, variables?: Record<string, unknown>) {
+  const response = await fetch(app.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as { data?: Record<string, any> | null; errors?: { extensions?: Record<string, any> }[]; extensions?: Record<string, any> };
+  return { status: response.status, headers: response.headers, ...body };
+}
+
+const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { signalId } }';
+const SIGNALS = 'mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }';
+const signal = (userId: string, i: number) => ({ userId, itemId: `fair-${i}`, kind: 'VIEW' });
+const signalsOf = async (userId: string) => Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1', [userId])).rows[0].n);
+
+/** Sends single signals, round robin over `apps`, until one is refused; returns how many got in and the refusal. */
+async function floodUntilRefused(apps: App[], userId: string) {
+  const bearer = await token(userId);
+  let admitted = 0;
+  for (let i = 0; i < 200; i++) {
+    const response = await post(apps[i % apps.length]!, bearer, SIGNAL, { input: signal(userId, i) });
+    if (response.status === 429) return { admitted, refusal: response };
+    expect(response.status).toBe(200);
+    admitted++;
+  }
+  throw new Error('never refused');
+}
+
+describe('fair share: a budget per caller, in the response', () => {
+  it('states the budget on every response: headers, extensions.cost and rateLimit, as the cost model counts', async () => {
+    const bearer = await token('5001');
+    const response = await post(a, bearer, '{ communityLayerStatus { history(last: 7) { leftAtNs } } rateLimit { cost limit remaining restoreRate principalClass } }');
+    expect(response.status).toBe(200);
+    // The cost model: the membership (1), 7 history entries (7), the rateLimit object (1).
+    const cost = response.extensions!['cost'];
+    expect(cost).toMatchObject({ requestedQueryCost: 9, actualQueryCost: 9, throttleStatus: { maximumAvailable: 20, restoreRate: 1 } });
+    expect(response.data!['rateLimit']).toMatchObject({ cost: 9, limit: 20, restoreRate: 1, principalClass: 'user', remaining: cost.throttleStatus.currentlyAvailable });
+    expect(cost.throttleStatus.currentlyAvailable).toBeLessThanOrEqual(20 - 9 + 1);
+    expect(response.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
+    expect(response.headers.get('ratelimit')).toMatch(new RegExp(`^"user";r=${cost.throttleStatus.currentlyAvailable};t=\\d+$`));
+  });
+
+  it('refuses a caller beyond its budget: 429, Retry-After, RATE_LIMITED, the headers, and nothing written', async () => {
+    const before = await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' });
+    const { admitted, refusal } = await floodUntilRefused([a], '5002');
+    expect(admitted).toBeGreaterThanOrEqual(20);
+    expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refusal.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
+    expect(refusal.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
+    expect(refusal.data ?? null).toBeNull();
+    expect(refusal.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
+    expect(refusal.extensions!['cost']).toMatchObject({ requestedQueryCost: 1, actualQueryCost: 0 });
+    expect(await signalsOf('5002')).toBe(admitted);
+    expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' })).toBeGreaterThan(before);
+  });
+
+  it('charges a batch per signal: one larger than the budget is refused whole, and batches spend it as fast as singles', async () => {
+    const bearer = await token('5003');
+    const batch = (size: number, from: number) => ({ inputs: Array.from({ length: size }, (_, i) => signal('5003', from + i)) });
+    const tooLarge = await post(a, bearer, SIGNALS, batch(21, 0));
+    expect(tooLarge.status).toBe(429);
+    expect(tooLarge.extensions!['cost']).toMatchObject({ requestedQueryCost: 21, actualQueryCost: 0 });
+    const first = await post(a, bearer, SIGNALS, batch(15, 100));
+    expect(first.status).toBe(200);
+    expect(first.extensions!['cost']).toMatchObject({ requestedQueryCost: 15, actualQueryCost: 15 });
+    const second = await post(a, bearer, SIGNALS, batch(15, 200));
+    expect(second.status).toBe(429);
+    expect(await signalsOf('5003')).toBe(15);
+  });
+
+  it('limits one user\'s membership changes, whoever asks, while another user\'s leave goes through', async () => {
+    const flipper = await token('5004');
+    const flips = ['leaveCommunityLayer', 'rejoinCommunityLayer', 'leaveCommunityLayer', 'rejoinCommunityLayer'];
+    const answers = [];
+    for (const [i, flip] of flips.entries()) answers.push(await post([a, b][i % 2]!, flipper, `mutation { ${flip} { status } }`));
+    expect(answers.slice(0, 3).map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(answers[3]!.status).toBe(429);
+    expect(answers[3]!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'membershipChanges' });
+    // Still LEFT: the refused rejoin wrote nothing.
+    expect((await db.query("SELECT status FROM community_membership WHERE user_id = '5004'")).rows[0].status).toBe('LEFT');
+    const admin = await token('9', 'community:admin');
+    const byAdmin = await post(b, admin, 'mutation { rejoinCommunityLayer(userId: "5004") { status } }');
+    expect(byAdmin.status).toBe(429);
+    const other = await post(a, await token('5005'), 'mutation { leaveCommunityLayer { status } }');
+    expect(other.status).toBe(200);
+    expect(other.data!['leaveCommunityLayer']).toEqual({ status: 'LEFT' });
+  });
+
+  it('enforces one budget across two instances, not one each', async () => {
+    const started = Date.now();
+    const { admitted } = await floodUntilRefused([a, b], '5006');
+    // Let the leases settle, then spend what is left on either instance: together about one budget.
+    let more = 0;
+    for (let i = 0; i < 60; i++) {
+      const response = await post([b, a][i % 2]!, await token('5006'), SIGNAL, { input: signal('5006', 1000 + i) });
+      if (response.status === 200) more++;
+    }
+    const refilled = Math.ceil((Date.now() - started) / 1000) * 1;
+    // Two budgets would be 40 and more; one is 20, its refill, and at most one slice per instance ahead.
+    expect(admitted + more).toBeLessThanOrEqual(20 + refilled + 2 * Math.ceil(20 / 8));
+    expect(await signalsOf('5006')).toBe(admitted + more);
+  });
+});
