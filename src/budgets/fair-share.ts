@@ -47,10 +47,10 @@ export interface FairShareOptions {
  * Budgets shared by every instance, with no round trip on a request's path (docs/operations.md,
  * "Fair share"). Each instance spends slices leased from the shared bucket in PostgreSQL and asks
  * for the next slice, in the background, before the one in hand runs out. Between two answers it
- * may run ahead of its lease by at most one slice (or one operation), but only while the bucket it
- * last saw, refilled since, still covers it; the store takes that debt at the next sync even below
- * zero, which holds back everyone's next grants. So N instances admit at most the budget plus
- * about N slices. While the store is unreachable, each instance enforces budget / instances alone.
+ * may run ahead of its lease by at most budget / instances (or one operation), and only while the
+ * bucket it last saw, refilled since, still covers it; the store takes that debt at the next sync
+ * even below zero, which holds back everyone's next grants. While the store is unreachable, each
+ * instance enforces budget / instances alone.
  */
 export class FairShare {
   private readonly entries = new Map<string, Entry>();
@@ -90,7 +90,7 @@ export class FairShare {
     }
     const shortfall = cost - entry.lease;
     const admit = this.reachable
-      ? this.estimate(entry, now) - entry.owed >= shortfall && (entry.owed === 0 || entry.owed + shortfall <= this.slice(budget))
+      ? this.estimate(entry, now) - entry.owed >= shortfall && (entry.owed === 0 || entry.owed + shortfall <= this.ahead(budget))
       : this.alone(entry, now) >= shortfall;
     if (admit) {
       entry.lease = 0;
@@ -139,6 +139,11 @@ export class FairShare {
     entry.alone = Math.min(entry.budget.capacity / share, entry.alone + ((now - entry.aloneAt) / 1000) * (entry.budget.rate / share));
     entry.aloneAt = now;
     return entry.alone;
+  }
+
+  /** How far ahead of its lease an instance may run between two answers: N instances at once, one budget. */
+  private ahead(budget: Budget): number {
+    return Math.max(this.slice(budget), budget.capacity / this.options.instances);
   }
 
   /** A slice: small enough that N instances' slices are a small part of the budget. */
