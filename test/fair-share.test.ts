@@ -1,8 +1,9 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { metric, startCluster, token, type Cluster } from './support/harness.js';
 import { afterAll, beforeAll } from 'vitest';
+import { capturedLog, eventually, metric, startCluster, token, type Cluster } from './support/harness.js';
+import { subscribe } from './support/sse.js';
 
 /** Small budgets, so a test spends them in a few requests (a refill of 1 point a second). */
 const BUDGETS = {
@@ -129,5 +130,74 @@ describe('fair share: a budget per caller, in the response', () => {
     // Two budgets would be 40 and more; one is 20, its refill, and at most one slice per instance ahead.
     expect(admitted + more).toBeLessThanOrEqual(20 + refilled + 2 * Math.ceil(20 / 8));
     expect(await signalsOf('5006')).toBe(admitted + more);
+  });
+
+  it('charges a subscription when it opens: beyond the budget, 429 and one RATE_LIMITED error event, then the end', async () => {
+    const bearer = await token('5007');
+    const spend = await post(a, bearer, SIGNALS, { inputs: Array.from({ length: 20 }, (_, i) => signal('5007', i)) });
+    expect(spend.status).toBe(200);
+    const stream = await subscribe(a, 'subscription { communityLayerStatusChanged { status } }', {}, bearer);
+    expect(stream.status).toBe(429);
+    expect(Number(stream.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const event = await stream.next();
+    expect(event?.data.data ?? null).toBeNull();
+    expect(event?.data.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
+    expect((await stream.next())?.event).toBe('complete');
+    expect(a.services.statusFeed.subscribers).toBe(0);
+  });
+});
+
+describe('fair share: what operators see', () => {
+  it('the access log says which requests were limited', async () => {
+    const { logger, entries } = capturedLog();
+    const app = await cluster.startInstance({ ...BUDGETS, LOG_LEVEL: 'info', ACCESS_LOG_SAMPLE: '1' }, { logger });
+    try {
+      const bearer = await token('5008');
+      const tooLarge = await post(app, bearer, SIGNALS, { inputs: Array.from({ length: 21 }, (_, i) => signal('5008', i)) });
+      expect(tooLarge.status).toBe(429);
+      const fine = await post(app, bearer, SIGNAL, { input: signal('5008', 99) });
+      expect(fine.status).toBe(200);
+      const lines = () => entries.filter((entry) => entry['log'] === 'access' && entry['path'] === '/graphql');
+      await eventually(() => lines().length >= 2);
+      expect(lines().map((line) => [line['status'], line['rateLimited'] ?? null])).toEqual([[429, 'budget'], [200, null]]);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('fair share while its store does not answer', () => {
+  let app: App;
+  beforeAll(async () => {
+    // Lock waits end after half a second here: the lease store fails fast while its table is held.
+    app = await cluster.startInstance({ ...BUDGETS, DB_LOCK_TIMEOUT_MS: '500' });
+  });
+  afterAll(() => app?.stop());
+  const ask = async (userId: string, times: number) => {
+    const bearer = await token(userId);
+    const statuses: number[] = [];
+    for (let i = 0; i < times; i++) statuses.push((await post(app, bearer, '{ rateLimit { remaining } }')).status);
+    return { admitted: statuses.filter((status) => status === 200).length, refused: statuses.filter((status) => status === 429).length };
+  };
+
+  it('keeps enforcing, at budget / FAIR_SHARE_INSTANCES, neither open nor closed, and shares again once it answers', async () => {
+    // Another session holds the buckets' table: every lease request waits, then fails.
+    await db.query('BEGIN');
+    await db.query('LOCK TABLE fair_share_bucket IN ACCESS EXCLUSIVE MODE');
+    try {
+      const during = await ask('5010', 30);
+      // Ahead of its first lease an instance may spend budget / instances (10 of 20), and no more.
+      expect(during.admitted).toBeGreaterThanOrEqual(1);
+      expect(during.admitted).toBeLessThanOrEqual(10 + 2);
+      expect(during.admitted + during.refused).toBe(30);
+      await eventually(() => !app.services.fairShare.shared);
+      const alone = await ask('5011', 30);
+      expect(alone.admitted).toBeGreaterThanOrEqual(1);
+      expect(alone.admitted).toBeLessThanOrEqual(10 + 2);
+      expect(alone.admitted + alone.refused).toBe(30);
+    } finally {
+      await db.query('ROLLBACK');
+    }
+    await eventually(() => app.services.fairShare.shared, 20_000);
   });
 });

@@ -63,6 +63,11 @@ export class FairShare {
 
   constructor(private readonly options: FairShareOptions) {}
 
+  /** Whether the shared buckets answered lately (false: each budget is enforced here alone, at 1/instances). */
+  get shared(): boolean {
+    return this.reachable;
+  }
+
   start(): void {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
@@ -83,20 +88,24 @@ export class FairShare {
   take(key: string, budget: Budget, cost: number, now = Date.now()): Decision {
     const entry = this.entry(key, budget, now);
     entry.lastUsed = now;
+    // The bucket this instance would keep alone is spent by everything it admits, so that when the
+    // store goes away a caller who was spending fast here starts from what it has left, not afresh.
+    const alone = this.alone(entry, now);
     if (entry.lease >= cost) {
       entry.lease -= cost;
+      entry.alone = Math.max(0, alone - cost);
       if (entry.lease < this.slice(budget) / 2) this.schedule(key);
       return { admitted: true, state: this.state(entry, now) };
     }
     const shortfall = cost - entry.lease;
     const admit = this.reachable
       ? this.estimate(entry, now) - entry.owed >= shortfall && (entry.owed === 0 || entry.owed + shortfall <= this.ahead(budget))
-      : this.alone(entry, now) >= shortfall;
+      : alone >= shortfall;
     if (admit) {
       entry.lease = 0;
       // Owed while alone is capped: after a long outage the debt never exceeds one full bucket.
       entry.owed = this.reachable ? entry.owed + shortfall : Math.min(budget.capacity, entry.owed + shortfall);
-      if (!this.reachable) entry.alone -= shortfall;
+      entry.alone = Math.max(0, alone - cost);
       this.schedule(key);
       return { admitted: true, state: this.state(entry, now) };
     }
