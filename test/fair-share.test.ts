@@ -12,6 +12,7 @@ const BUDGETS = {
   FAIR_SHARE_MEMBERSHIP_CHANGES: '3',
   FAIR_SHARE_MEMBERSHIP_WINDOW_SECONDS: '3600',
   FAIR_SHARE_INSTANCES: '2',
+  FAIR_SHARE_SERVICES: 'big-service=1000/10',
 };
 
 let cluster: Cluster;
@@ -71,6 +72,12 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(response.headers.get('ratelimit')).toMatch(new RegExp(`^"user";r=${cost.throttleStatus.currentlyAvailable};t=\\d+$`));
   });
 
+  it('gives a named service the budget configured for it, and other services the default', async () => {
+    const ask = async (sub: string) => (await post(a, await token(sub, 'signals:write'), '{ rateLimit { limit restoreRate principalClass } }')).data!['rateLimit'];
+    expect(await ask('big-service')).toEqual({ limit: 1000, restoreRate: 10, principalClass: 'service' });
+    expect(await ask('small-service')).toEqual({ limit: 20_000, restoreRate: 5_000, principalClass: 'service' });
+  });
+
   it('refuses a caller beyond its budget: 429, Retry-After, RATE_LIMITED, the headers, and nothing written', async () => {
     const before = await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' });
     const { admitted, refusal } = await floodUntilRefused([a], '5002');
@@ -83,6 +90,23 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(refusal.extensions!['cost']).toMatchObject({ requestedQueryCost: 1, actualQueryCost: 0 });
     expect(await signalsOf('5002')).toBe(admitted);
     expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' })).toBeGreaterThan(before);
+  });
+
+  it('refuses a caller refused lately again before parsing its request, while its bucket holds no point', async () => {
+    const bearer = await token('5012');
+    await floodUntilRefused([a], '5012');
+    // Not even a document: a parse error would be a 400; the refusal comes first. (Retried while a
+    // point was refilled in between, which sends the request on to be parsed.)
+    let early: Awaited<ReturnType<typeof post>> | null = null;
+    for (let i = 0; i < 5 && early?.status !== 429; i++) {
+      await post(a, bearer, SIGNAL, { input: signal('5012', 500 + i) });
+      early = await post(a, bearer, '{ this is not GraphQL');
+    }
+    expect(early!.status).toBe(429);
+    expect(early!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
+    expect(Number(early!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(early!.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
+    expect(early!.extensions!['cost']).toMatchObject({ actualQueryCost: 0, throttleStatus: { maximumAvailable: 20, currentlyAvailable: 0 } });
   });
 
   it('charges a batch per signal: one larger than the budget is refused whole, and batches spend it as fast as singles', async () => {

@@ -1,38 +1,18 @@
 import type { Logger } from 'pino';
 import type { Budget } from '../config/groups/fair-share.js';
+import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, refusal, slice, type Decision, type Entry, type Refusal } from './budget-entry.js';
 import type { LeaseRequest, LeaseStore } from './lease.store.js';
 
-/** A bucket as the caller is told of it (Shopify's `throttleStatus`). */
-export interface BucketState {
-  maximumAvailable: number;
-  currentlyAvailable: number;
-  restoreRate: number;
-}
+export type { BucketState, Decision } from './budget-entry.js';
 
-export type Decision = { admitted: true; state: BucketState } | { admitted: false; state: BucketState; retryAfterSeconds: number };
-
-/** One principal's budget as this instance holds it. */
-interface Entry {
-  budget: Budget;
-  /** Points leased to this instance and not spent yet. */
-  lease: number;
-  /** Points spent beyond the lease since the store last heard of them (paid at the next sync). */
-  owed: number;
-  /** What the shared bucket held when last seen, and when (ms): refilled since at `rate`. */
-  seen: number;
-  seenAt: number;
-  lastUsed: number;
-  /** While the store is unreachable: this instance's own bucket, 1/instances of the budget. */
-  alone: number;
-  aloneAt: number;
-  /** After a grant short of the slice (the bucket ran dry): not asked again before it refills one. */
-  nextAskAt: number;
-}
-
-/** Unused leases go back after this long without a request. */
-const IDLE_MS = 5_000;
 /** How often idle leases are returned and, while the store is unreachable, it is tried again. */
 const SWEEP_MS = 250;
+/**
+ * Buckets idle this long are deleted (every 10 minutes, by every instance): longer than any bucket
+ * takes to refill (a membership window is at most a day), so a deleted bucket was full.
+ */
+const FORGET_AFTER_SECONDS = 2 * 86_400;
+const FORGET_EVERY_MS = 600_000;
 
 export interface FairShareOptions {
   store: LeaseStore;
@@ -58,6 +38,7 @@ export class FairShare {
   private syncing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private sweeper: NodeJS.Timeout | null = null;
+  private forgetter: NodeJS.Timeout | null = null;
   private reachable = true;
   private stopped = false;
 
@@ -71,12 +52,16 @@ export class FairShare {
   start(): void {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
+    // Unreachable now and then is fine: the next round deletes what this one left.
+    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS);
+    this.forgetter.unref();
   }
 
   /** Gives back every lease held (best effort: an unreachable store refills them by itself). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.sweeper) clearInterval(this.sweeper);
+    if (this.forgetter) clearInterval(this.forgetter);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.syncing;
@@ -86,78 +71,56 @@ export class FairShare {
 
   /** Spends `cost` points of the budget under `key`, or refuses them all. */
   take(key: string, budget: Budget, cost: number, now = Date.now()): Decision {
+    const { instances } = this.options;
     const entry = this.entry(key, budget, now);
     entry.lastUsed = now;
+    entry.dry = false;
     // The bucket this instance would keep alone is spent by everything it admits, so that when the
     // store goes away a caller who was spending fast here starts from what it has left, not afresh.
-    const alone = this.alone(entry, now);
+    const own = alone(entry, instances, now);
     if (entry.lease >= cost) {
       entry.lease -= cost;
-      entry.alone = Math.max(0, alone - cost);
-      if (entry.lease < this.slice(budget) / 2) this.schedule(key);
-      return { admitted: true, state: this.state(entry, now) };
+      entry.alone = Math.max(0, own - cost);
+      if (entry.lease < slice(budget, instances) / 2) this.schedule(key);
+      return { admitted: true, state: bucketState(entry, this.reachable, instances, now) };
     }
     const shortfall = cost - entry.lease;
     const admit = this.reachable
-      ? this.estimate(entry, now) - entry.owed >= shortfall && (entry.owed === 0 || entry.owed + shortfall <= this.ahead(budget))
-      : alone >= shortfall;
+      ? estimate(entry, now) - entry.owed >= shortfall && (entry.owed === 0 || entry.owed + shortfall <= ahead(budget, instances))
+      : own >= shortfall;
     if (admit) {
       entry.lease = 0;
       // Owed while alone is capped: after a long outage the debt never exceeds one full bucket.
       entry.owed = this.reachable ? entry.owed + shortfall : Math.min(budget.capacity, entry.owed + shortfall);
-      entry.alone = Math.max(0, alone - cost);
+      entry.alone = Math.max(0, own - cost);
       this.schedule(key);
-      return { admitted: true, state: this.state(entry, now) };
+      return { admitted: true, state: bucketState(entry, this.reachable, instances, now) };
     }
-    const state = this.state(entry, now);
-    const rate = this.reachable ? budget.rate : budget.rate / this.options.instances;
-    const missing = Math.max(cost - state.currentlyAvailable, 1);
-    return { admitted: false, state, retryAfterSeconds: Math.max(1, Math.ceil(missing / rate)) };
+    entry.dry = true;
+    return refusal(entry, cost, this.reachable, instances, now);
   }
 
-  /** The bucket under `key` as this instance sees it, spending nothing. */
-  peek(key: string, budget: Budget, now = Date.now()): BucketState {
+  /**
+   * For a caller refused lately, while not even one point is available: the refusal again, spending
+   * nothing and asking nothing of the operation (the transport refuses a flood before parsing it).
+   */
+  refusedAgain(key: string, now = Date.now()): Refusal | null {
     const entry = this.entries.get(key);
-    return entry ? this.state(entry, now) : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };
+    if (!entry?.dry) return null;
+    const refused = refusal(entry, 1, this.reachable, this.options.instances, now);
+    if (refused.state.currentlyAvailable >= 1) return null;
+    entry.lastUsed = now;
+    return refused;
   }
 
   private entry(key: string, budget: Budget, now: number): Entry {
     let entry = this.entries.get(key);
     if (!entry) {
-      // Never seen here: assume the bucket full until the store says otherwise (bounded by one slice).
-      entry = { budget, lease: 0, owed: 0, seen: budget.capacity, seenAt: now, lastUsed: now, alone: budget.capacity / this.options.instances, aloneAt: now, nextAskAt: 0 };
+      entry = newEntry(budget, this.options.instances, now);
       this.entries.set(key, entry);
       this.schedule(key);
     }
     return entry;
-  }
-
-  private state(entry: Entry, now: number): BucketState {
-    const { capacity, rate } = entry.budget;
-    const shared = this.reachable ? this.estimate(entry, now) - entry.owed : this.alone(entry, now);
-    const available = Math.min(capacity, Math.max(0, entry.lease + shared));
-    return { maximumAvailable: capacity, currentlyAvailable: Math.floor(available), restoreRate: rate };
-  }
-
-  private estimate(entry: Entry, now: number): number {
-    return Math.min(entry.budget.capacity, entry.seen + ((now - entry.seenAt) / 1000) * entry.budget.rate);
-  }
-
-  private alone(entry: Entry, now: number): number {
-    const share = this.options.instances;
-    entry.alone = Math.min(entry.budget.capacity / share, entry.alone + ((now - entry.aloneAt) / 1000) * (entry.budget.rate / share));
-    entry.aloneAt = now;
-    return entry.alone;
-  }
-
-  /** How far ahead of its lease an instance may run between two answers: N instances at once, one budget. */
-  private ahead(budget: Budget): number {
-    return Math.max(this.slice(budget), budget.capacity / this.options.instances);
-  }
-
-  /** A slice: small enough that N instances' slices are a small part of the budget. */
-  private slice(budget: Budget): number {
-    return Math.max(1, budget.capacity / (4 * this.options.instances));
   }
 
   /** Marks a bucket for the next lease request; a request goes out `syncMs` after the first mark. */
@@ -184,11 +147,7 @@ export class FairShare {
     const requests: LeaseRequest[] = [];
     for (const key of this.dirty) {
       const entry = this.entries.get(key);
-      if (!entry) continue;
-      const idle = final || now - entry.lastUsed >= IDLE_MS;
-      const want = idle ? 0 : Math.max(0, this.slice(entry.budget) - entry.lease);
-      const settle = idle ? entry.owed - entry.lease : entry.owed;
-      requests.push({ key, settle, want, capacity: entry.budget.capacity, rate: entry.budget.rate });
+      if (entry) requests.push(leaseRequest(key, entry, this.options.instances, final || now - entry.lastUsed >= IDLE_MS));
     }
     this.dirty.clear();
     if (requests.length === 0) return;
@@ -198,19 +157,7 @@ export class FairShare {
       const byKey = new Map(requests.map((request) => [request.key, request]));
       for (const grant of grants) {
         const entry = this.entries.get(grant.key);
-        const request = byKey.get(grant.key)!;
-        if (!entry) continue;
-        if (request.want === 0 && request.settle === entry.owed - entry.lease) {
-          this.entries.delete(grant.key); // idle, and nothing spent since: its lease is back
-          continue;
-        }
-        entry.owed -= request.want === 0 ? request.settle + entry.lease : request.settle;
-        if (request.want === 0) entry.lease = 0;
-        entry.lease += grant.granted;
-        entry.seen = grant.available;
-        entry.seenAt = answeredAt;
-        const short = this.slice(entry.budget) - grant.granted;
-        entry.nextAskAt = request.want > 0 && grant.granted < request.want ? answeredAt + (Math.max(short, 1) / entry.budget.rate) * 1000 : 0;
+        if (entry && !applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt)) this.entries.delete(grant.key);
       }
       if (!this.reachable) this.options.logger.info('fair share: the lease store answers again; budgets are shared again');
       this.reachable = true;
@@ -226,7 +173,7 @@ export class FairShare {
     for (const [key, entry] of this.entries) {
       if (entry.nextAskAt > now) continue;
       const idle = now - entry.lastUsed >= IDLE_MS;
-      if (idle || entry.owed > 0 || entry.lease < this.slice(entry.budget) / 2 || !this.reachable) this.dirty.add(key);
+      if (idle || entry.owed > 0 || entry.lease < slice(entry.budget, this.options.instances) / 2 || !this.reachable) this.dirty.add(key);
     }
     this.schedule(null, now);
   }

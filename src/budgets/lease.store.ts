@@ -21,6 +21,8 @@ export interface LeaseGrant {
 
 export interface LeaseStore {
   lease(requests: readonly LeaseRequest[]): Promise<LeaseGrant[]>;
+  /** Forgets buckets untouched for `idleSeconds`: refilled since, they are full, as a new one is. */
+  forgetIdle(idleSeconds: number): Promise<void>;
 }
 
 /** Buckets shared by every instance: the owner of `fair_share_bucket`, one round trip per batch. */
@@ -34,10 +36,8 @@ export function leaseStore(db: Kysely<Database>): LeaseStore {
           ${column('capacity')}::float8[], ${column('rate')}::float8[])`.execute(db);
       return rows.map((row) => ({ key: row.bucket, granted: Number(row.granted), available: Number(row.available) }));
     },
+    async forgetIdle(idleSeconds) {
+      await db.deleteFrom('fair_share_bucket').where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${idleSeconds})`).execute();
+    },
   };
-}
-
-/** Forgets buckets untouched for a while: refilled since, they are full, as a new one is. */
-export async function forgetIdleBuckets(db: Kysely<Database>, idleSeconds: number): Promise<void> {
-  await db.deleteFrom('fair_share_bucket').where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${idleSeconds})`).execute();
 }

@@ -11,6 +11,7 @@ import { BulkAdmission } from './bulk-admission.js';
 import { EventLoopLoad } from './event-loop-load.js';
 import { graphiql } from './graphiql.js';
 import { createHttpServer, type Probe } from './http.js';
+import { fairShareDoor } from './fair-share-door.js';
 import { drain, listen } from './lifecycle.js';
 import { createMetricsServer } from './metrics-server.js';
 import { requestObserver, unobserved } from './request-observer.js';
@@ -97,6 +98,7 @@ export function createTransports(options: TransportsOptions): Transports {
     isShuttingDown: () => shuttingDown,
     readiness: options.readiness,
     readinessDetails: options.readinessDetails,
+    ...(config.fairShare.enabled && !options.without?.includes('fairShare') ? { refuseEarly: fairShareDoor(config, services.fairShare, options.authenticator, metrics) } : {}),
   });
   const metricsServer = createMetricsServer(metrics.registry);
   return {
