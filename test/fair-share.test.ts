@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { afterAll, beforeAll } from 'vitest';
 import { capturedLog, eventually, metric, startCluster, token, type Cluster } from './support/harness.js';
+import { Sender } from '@community-layer/sender';
 import { subscribe } from './support/sse.js';
 
 /** Small budgets, so a test spends them in a few requests (a refill of 1 point a second). */
@@ -12,7 +13,7 @@ const BUDGETS = {
   FAIR_SHARE_MEMBERSHIP_CHANGES: '3',
   FAIR_SHARE_MEMBERSHIP_WINDOW_SECONDS: '3600',
   FAIR_SHARE_INSTANCES: '2',
-  FAIR_SHARE_SERVICES: 'big-service=1000/10',
+  FAIR_SHARE_SERVICES: 'big-service=1000/10,small-sender=20/20',
 };
 
 let cluster: Cluster;
@@ -42,7 +43,7 @@ async function post(app: App, bearer: string, query: string, variables?: Record<
 
 const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { signalId } }';
 const SIGNALS = 'mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }';
-const signal = (userId: string, i: number) => ({ userId, itemId: `fair-${i}`, kind: 'VIEW' });
+const signal = (userId: string, i: number) => ({ userId, itemId: `fair-${i}`, kind: 'VIEW' as const });
 const signalsOf = async (userId: string) => Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1', [userId])).rows[0].n);
 
 /** Sends single signals, round robin over `apps`, until one is refused; returns how many got in and the refusal. */
@@ -168,6 +169,18 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(event?.data.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
     expect((await stream.next())?.event).toBe('complete');
     expect(a.services.statusFeed.subscribers).toBe(0);
+  });
+});
+
+describe('fair share and the sender', () => {
+  it('the sender waits out 429 RATE_LIMITED and delivers every signal', async () => {
+    const refusedBefore = await metric(a, 'community_fair_share_refused_cost_total', { class: 'service' });
+    const sender = new Sender({ url: a.url, token: await token('small-sender', 'signals:write', '1h'), maxBatchSize: 15, backoffMs: { initial: 10, max: 200 } });
+    const outcomes = await Promise.all(Array.from({ length: 60 }, (_, i) => sender.send(signal('5013', i))));
+    await sender.close();
+    expect(outcomes.map((outcome) => outcome.result).filter((result) => result !== 'forwarded')).toEqual([]);
+    expect(await signalsOf('5013')).toBe(60);
+    expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'service' })).toBeGreaterThan(refusedBefore);
   });
 });
 
