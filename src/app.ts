@@ -21,8 +21,7 @@ import { membershipSource } from './membership/store/cache-source.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
-import { FairShare } from './budgets/fair-share.js';
-import { leaseStore } from './budgets/lease.store.js';
+import { createFairShare } from './budgets/fair-share.js';
 import { WebhookQueue } from './webhooks/webhook-queue.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
@@ -121,8 +120,7 @@ export function createApp(config: AppConfig, options: AppOptions = {}): App {
     logger,
   });
   membership.onChange(() => webhooks.wake());
-  // Fair share: budgets per caller, leased from PostgreSQL in the background (src/budgets).
-  const fairShare = new FairShare({ store: leaseStore(database.db), logger, instances: config.fairShare.instances, syncMs: config.fairShare.syncMs });
+  const fairShare = createFairShare(database.db, logger, config.fairShare); // budgets per caller, cluster-wide (src/budgets)
   const services: Services = { db: database.db, membership, signals, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const transports = createTransports({
     config,

@@ -1,7 +1,9 @@
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
 import type { Budget } from '../config/groups/fair-share.js';
 import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, refusal, slice, type Decision, type Entry, type Refusal } from './budget-entry.js';
-import type { LeaseRequest, LeaseStore } from './lease.store.js';
+import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
 
 export type { BucketState, Decision } from './budget-entry.js';
 
@@ -177,4 +179,9 @@ export class FairShare {
     }
     this.schedule(null, now);
   }
+}
+
+/** The limiter of one instance, its buckets in `db` (the composition root's one line). */
+export function createFairShare(db: Kysely<Database>, logger: Logger, config: { instances: number; syncMs: number }): FairShare {
+  return new FairShare({ store: leaseStore(db), logger, instances: config.instances, syncMs: config.syncMs });
 }
