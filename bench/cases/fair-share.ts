@@ -77,7 +77,8 @@ async function cpuPerRequest(cluster: Parameters<Case['run']>[0], url: string, s
         const before = processCpuMs(target.pids[0]!);
         const sample = await steady(target.urls[0]!, sizes.durationSec / rounds);
         spent[arm].ms += processCpuMs(target.pids[0]!) - before;
-        spent[arm].requests += sample.okMs.length;
+        // The probe's back-to-back status reads are requests too.
+        spent[arm].requests += sample.okMs.length + sample.probeMs.length;
       }
     }
     return { ...spent, rounds };
