@@ -24,6 +24,7 @@ const LAYER_SOURCES: Record<string, string[]> = {
   signalShedding: ['src/server/shed-signals.ts'],
   bulkDecoded: ['src/server/bulk-decoded.ts'],
   operationLimits: ['src/graphql/limits/'],
+  fairShare: ['src/server/fair-share.ts', 'src/server/fair-share-charge.ts', 'src/budgets/'],
   multipartSubscriptions: ['src/server/multipart-subscriptions.ts'],
 };
 
@@ -33,7 +34,7 @@ export const REQUEST_LAYERS = Object.keys(LAYER_SOURCES);
 /** The app's request layers with every priced one left out: what the transport, Yoga and the resolvers cost alone. */
 export function withoutRequestLayers(pipeline: RequestPipeline): RequestPipeline {
   const plugins = withoutPlugins(pipeline.plugins, REQUEST_LAYERS.filter((name) => name !== 'requestObserver'));
-  return { ...pipeline, plugins, observe: unobserved };
+  return { ...pipeline, plugins, observe: unobserved, refuseEarly: undefined };
 }
 
 /** Matched in this order: a layer's files first, `src/` as a whole last. */

@@ -6,6 +6,7 @@ import { batched } from './cases/batched.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { failover } from './cases/failover.js';
+import { fairShare } from './cases/fair-share.js';
 import { downstream } from './cases/downstream.js';
 import { webhookLanes } from './cases/webhook-lanes.js';
 import { gateLookup } from './cases/gate-lookup.js';
@@ -93,6 +94,7 @@ const CASES: readonly Case[] = [
   sender,
   downstream,
   webhookLanes,
+  fairShare,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

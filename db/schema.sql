@@ -112,6 +112,13 @@ CREATE TABLE downstream_processor (
   CONSTRAINT downstream_processor_subject_key UNIQUE (subject)
 );
 
+CREATE TABLE fair_share_bucket (
+  key text NOT NULL,
+  tokens double precision NOT NULL,
+  updated_at timestamp with time zone NOT NULL,
+  CONSTRAINT fair_share_bucket_pkey PRIMARY KEY (key)
+);
+
 CREATE TABLE leave_episode (
   user_id u64 NOT NULL,
   left_at_ns bigint NOT NULL,
@@ -250,6 +257,10 @@ CREATE INDEX community_purge_user_idx ON public.community_purge USING btree (use
 CREATE UNIQUE INDEX downstream_processor_pkey ON public.downstream_processor USING btree (id);
 
 CREATE UNIQUE INDEX downstream_processor_subject_key ON public.downstream_processor USING btree (subject);
+
+CREATE UNIQUE INDEX fair_share_bucket_pkey ON public.fair_share_bucket USING btree (key);
+
+CREATE INDEX fair_share_bucket_updated_idx ON public.fair_share_bucket USING btree (updated_at);
 
 CREATE UNIQUE INDEX leave_episode_one_open_idx ON public.leave_episode USING btree (user_id) WHERE (rejoined_at_ns IS NULL);
 
@@ -407,6 +418,30 @@ CREATE OR REPLACE FUNCTION public.community_user_key(p_user u64)
  IMMUTABLE
 AS $function$
   SELECT (p_user - 9223372036854775808)::int8
+$function$;
+
+CREATE OR REPLACE FUNCTION public.fair_share_lease(p_keys text[], p_settle double precision[], p_want double precision[], p_capacity double precision[], p_rate double precision[])
+ RETURNS TABLE(bucket text, granted double precision, available double precision)
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  r record;
+  v_now timestamptz := clock_timestamp();
+  v_tokens float8;
+BEGIN
+  FOR r IN
+    SELECT * FROM unnest(p_keys, p_settle, p_want, p_capacity, p_rate) AS w(k, settle, want, capacity, rate) ORDER BY k
+  LOOP
+    INSERT INTO fair_share_bucket (key, tokens, updated_at) VALUES (r.k, r.capacity, v_now) ON CONFLICT (key) DO NOTHING;
+    SELECT least(r.capacity, b.tokens + r.rate * greatest(extract(epoch FROM v_now - b.updated_at)::float8, 0) - r.settle)
+      INTO v_tokens FROM fair_share_bucket b WHERE b.key = r.k FOR UPDATE;
+    bucket := r.k;
+    granted := least(greatest(r.want, 0), greatest(v_tokens, 0));
+    available := v_tokens - granted;
+    UPDATE fair_share_bucket SET tokens = available, updated_at = v_now WHERE key = r.k;
+    RETURN NEXT;
+  END LOOP;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.ingest_signals(p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[], p_occurred_at timestamp with time zone[], p_surfaces text[], p_gate_open boolean[], p_cohort_ords integer[], p_cohort_ids text[], p_event_ids text[])

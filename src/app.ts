@@ -23,6 +23,7 @@ import { MEMBERSHIP_CHANNEL } from './membership/membership-notification.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
+import { createFairShare } from './budgets/fair-share.js';
 import { createWebhooks } from './webhooks/webhooks.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
@@ -115,21 +116,17 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   // Feed streams are capped like status streams: per principal (as per user) and per instance.
   const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream);
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  const webhooks = createWebhooks({
-    db: database.db,
-    // Workers, the dispatcher, the liveness session and a sweep.
-    queueDatabase: connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database }),
-    settings: config.webhooks,
-    logger,
-    metrics,
-  });
+  // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep.
+  const queueDatabase = connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database });
+  const webhooks = createWebhooks({ db: database.db, queueDatabase, settings: config.webhooks, logger, metrics });
   // The listener's other followers (the membership sync subscribed itself). The feed and the
   // dispatcher read the outbox: any membership notification, or a new session, may mean new rows.
   listener.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() });
   listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => changeFeed.wake(), onListening: () => changeFeed.wake() });
   listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => webhooks.wake() });
   const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
-  const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger };
+  const fairShare = createFairShare(database.db, logger, config.fairShare); // budgets per caller, cluster-wide (src/budgets)
+  const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
   const transportOptions: TransportsOptions = {
     config,
@@ -185,6 +182,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     // In the background: an unreachable identity provider delays readiness, not the start.
     { name: 'auth keys', start: () => keys.start(), stop: () => keys.stop() },
     { name: 'purge database', stop: () => purgeDatabase.close() },
+    { name: 'fair share', start: () => fairShare.start(), stop: () => fairShare.stop() },
     // A refused start closes the queue's own pool too.
     { name: 'webhooks', start: () => webhooks.start().catch((error: unknown) => webhooks.stop().then(() => Promise.reject(error))), stop: () => webhooks.stop() },
     { name: 'purge worker', start: () => purges.start(), stop: () => purges.stop() },

@@ -12,10 +12,17 @@ let cluster: Cluster;
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-useCluster([{}], (started) => {
-  cluster = started;
-  ({ databaseUrl, db, apps: [app] } = started as Cluster & { apps: [App] });
-});
+// 24 concurrent leaves of one user, and dozens of flips of another: more membership changes than
+// fair share lets one user make by default (test/fair-share.test.ts tests that limit).
+useCluster(
+  [{}],
+  (started) => {
+    cluster = started;
+    ({ databaseUrl, db, apps: [app] } = started as Cluster & { apps: [App] });
+  },
+  'direct',
+  { FAIR_SHARE_MEMBERSHIP_CHANGES: '100000' },
+);
 
 async function membershipRows(): Promise<number> {
   const { rows } = await db.query('SELECT (SELECT count(*) FROM community_membership) + (SELECT count(*) FROM leave_episode) AS n');

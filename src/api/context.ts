@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { Viewer } from '../auth/authenticate.js';
 import type { ReceiptSigner } from '../auth/receipt-signer.js';
+import type { BucketState, FairShare } from '../budgets/fair-share.js';
+import type { BudgetClass } from '../budgets/principal.js';
 import type { MembershipChangeFeed } from '../membership/change-feed.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
@@ -27,6 +29,8 @@ export interface Services {
   webhooks: Webhooks;
   metrics: Metrics;
   logger: Logger;
+  /** Budgets per caller, shared by every instance (src/budgets). */
+  fairShare: FairShare;
 }
 
 export interface GraphQLContext {
@@ -39,4 +43,14 @@ export interface GraphQLContext {
   authProblem: string | null;
   /** When the caller's token expires (ms since the epoch; null: never). Subscriptions end then. */
   tokenExpiresAt: number | null;
+  /** What this operation spent of its caller's budget; absent while fair share is off. */
+  rateLimit?: RateLimitNote;
+}
+
+export interface RateLimitNote {
+  principalClass: BudgetClass;
+  cost: number;
+  admitted: boolean;
+  /** The caller's bucket after this operation. */
+  state: BucketState;
 }

@@ -12,6 +12,7 @@ import './receipts.schema.js';
 import './feed.schema.js';
 import './webhooks.schema.js';
 import './downstream.schema.js';
+import './rate-limit.schema.js';
 
 export const schema: GraphQLSchema = builder.toSchema();
 

@@ -62,6 +62,13 @@ export class Authenticator {
     return { viewer: cached.viewer, problem: null, expiresAt: cached.expiresAt };
   }
 
+  /** The caller, when known without verifying (no token: null; none verified lately: undefined); counts nothing. */
+  peek(authorization: string | null): Viewer | null | undefined {
+    if (authorization === null) return null;
+    const cached = this.verified.get(authorization);
+    return cached && cached.until > Date.now() && cached.generation === this.keys.generation ? cached.viewer : undefined;
+  }
+
   async authenticate(authorization: string | null): Promise<Authentication> {
     const known = this.known(authorization);
     if (known || authorization === null) return known!;

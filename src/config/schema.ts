@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { auth, authInProduction } from './groups/auth.js';
 import { database, databaseInProduction } from './groups/database.js';
 import { downstream } from './groups/downstream.js';
+import { fairShare } from './groups/fair-share.js';
 import { webhooks } from './groups/webhooks.js';
 import { graphql, requestBudget } from './groups/graphql.js';
 import { bulk, http, metrics } from './groups/http.js';
@@ -26,6 +27,7 @@ export const configuration = group(
     database: database.schema,
     graphql: graphql.schema,
     requestBudget: requestBudget.schema,
+    fairShare: fairShare.schema,
     signals: signals.schema,
     listener: listener.schema,
     cache: cache.schema,

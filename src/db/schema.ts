@@ -178,6 +178,7 @@ export interface PurgeAcknowledgementTable {
 }
 export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & { id: Generated<string>; acknowledged_at: Date };
 
+/** Fair share: one budget's bucket (src/budgets/lease.store.ts). */ export interface FairShareBucketTable { key: string; tokens: number; updated_at: Date }
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
@@ -197,6 +198,7 @@ export interface Database {
   downstream_processor: DownstreamProcessorTable;
   purge_acknowledgement: PurgeAcknowledgementTable;
   purge_acknowledgement_change: PurgeAcknowledgementChangeTable;
+  fair_share_bucket: FairShareBucketTable;
 }
 
 export type MembershipRow = Selectable<CommunityMembershipTable>;

@@ -21,7 +21,7 @@ export function forbidden(message = 'Not allowed for this caller.'): GraphQLErro
   return new GraphQLError(message, { extensions: { code: 'FORBIDDEN' } });
 }
 
-export type RetryCode = 'SERVICE_UNAVAILABLE' | 'OVERLOADED' | 'TOO_MANY_SUBSCRIPTIONS';
+export type RetryCode = 'SERVICE_UNAVAILABLE' | 'OVERLOADED' | 'TOO_MANY_SUBSCRIPTIONS' | 'RATE_LIMITED';
 
 export interface RetryLaterOptions {
   retryAfterSeconds: number;
@@ -36,7 +36,7 @@ export interface RetryLaterOptions {
  * A retryable refusal: HTTP 503 (or 429) with Retry-After, also given as
  * `extensions.retryAfterSeconds` for transports without headers (WebSocket, SSE events). `code`
  * tells why: SERVICE_UNAVAILABLE (the database), OVERLOADED (this instance's queue is full),
- * TOO_MANY_SUBSCRIPTIONS (a subscription cap).
+ * TOO_MANY_SUBSCRIPTIONS (a subscription cap), RATE_LIMITED (429: the caller spent its budget, fair share).
  */
 export function retryLater(code: RetryCode, message: string, options: RetryLaterOptions): GraphQLError {
   const { retryAfterSeconds, status = 503, requestId, details } = options;

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { observeMembershipCache, type ObservedMembershipCache } from './membership-cache-metrics.js';
+import { fairShareMetrics } from './fair-share-metrics.js';
 import { observePool } from './pool-metrics.js';
 import { mirrorCounter, scrapedGauge } from './scraped-metrics.js';
 import { observeSubscriptionFeed, type ObservedSubscriptions } from './subscription-metrics.js';
@@ -54,6 +55,8 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+
+  readonly fairShare = fairShareMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

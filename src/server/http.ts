@@ -9,6 +9,7 @@ import { withTimeout } from '../util/with-timeout.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import type { BulkAdmission } from './bulk-admission.js';
+import type { EarlyRefusal } from './fair-share-door.js';
 import type { StreamTokens } from './stream-tokens.js';
 import type { RequestObserver } from './request-observer.js';
 import type { GraphQLWebSocket } from './websocket.js';
@@ -42,6 +43,8 @@ export interface HttpServerOptions {
   /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
   pages: (pathname: string, req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
+  /** Fair share's refusal of a caller whose budget is spent, before the body is read (fairShareDoor). */
+  refuseEarly?: EarlyRefusal;
 }
 
 const REQUEST_RECEIVE_TIMEOUT_MS = 30_000;
@@ -69,6 +72,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     }
     const refusal = bodyRefusal(req, options.bodyLimitBytes);
     if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
+    if (path === GRAPHQL_ENDPOINT && options.refuseEarly?.(req, res, requestId, observed.record)) return;
     // In the request's own trace context even when the door lets it in later, from another request's turn.
     // A bulk request comes back with its body read (`received`): Yoga reads that one.
     const enter = (decoded?: () => void, received = req) =>

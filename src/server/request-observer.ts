@@ -16,6 +16,8 @@ export interface RequestRecord {
   operationType: string | null;
   /** Signals accepted for writing. */
   signals: number;
+  /** Refused 429 RATE_LIMITED by fair share: which limit (`budget`, `membershipChanges`). */
+  limited?: string;
 }
 
 export interface RequestObserverOptions {
@@ -85,6 +87,7 @@ export function requestObserver(options: RequestObserverOptions): RequestObserve
           operation: record.operationName,
           operationType: record.operationType,
           signals: record.signals,
+          ...(record.limited ? { rateLimited: record.limited } : {}),
         },
         'request',
       );

@@ -14,6 +14,8 @@ import { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents
 import { projectRoot } from '../util/project-root.js';
 import { useBulkDecoded } from './bulk-decoded.js';
 import { useCsrfPrevention } from './csrf.js';
+import { fairShareDoor, type EarlyRefusal } from './fair-share-door.js';
+import { useFairShare } from './fair-share.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
 import { useOperationMetrics } from './operation-metrics.js';
@@ -47,6 +49,8 @@ export interface RequestPipeline {
   trusted: TrustedDocuments;
   /** graphql-sse's single-connection tokens, which the HTTP server hands out. */
   streamTokens: StreamTokens;
+  /** Before the body is read: a caller refused lately is refused again (fair share), or nothing. */
+  refuseEarly?: EarlyRefusal;
 }
 
 /** The request layers of an instance as its configuration asks for them. */
@@ -83,6 +87,8 @@ export function requestPipeline({ config, services, authenticator, requestScope,
         budget: config.requestBudget,
       }),
     ],
+    // After the operation limits: it spends the cost they measured, and only for operations they let through.
+    ...(config.fairShare.enabled ? [['fairShare', useFairShare(config, services, requestScope)] as [string, Plugin]] : []),
     ['multipartSubscriptions', useMultipartSubscriptions()],
   ];
   if (!limits.fieldSuggestions) plugins.push(['hiddenSuggestions', useHiddenSuggestions()]);
@@ -92,6 +98,7 @@ export function requestPipeline({ config, services, authenticator, requestScope,
     observe: requestObserver({ tracer, logger: services.logger, accessLogSample: config.accessLog.sample }),
     trusted,
     streamTokens,
+    ...(config.fairShare.enabled ? { refuseEarly: fairShareDoor(config, services.fairShare, authenticator, services.metrics) } : {}),
   };
 }
 

@@ -82,6 +82,7 @@ export function createTransports(options: TransportsOptions): Transports {
     isShuttingDown: () => shuttingDown,
     readiness: options.readiness,
     readinessDetails: options.readinessDetails,
+    refuseEarly: pipeline.refuseEarly,
   });
   const metricsServer = createMetricsServer(metrics.registry);
   return {

@@ -96,13 +96,13 @@ export interface Cluster {
 }
 
 /** A fresh database with one app per entry of `instances` (its options) and a SQL client. */
-export async function startCluster(instances: AppOptions[] = [{}], route: Route = 'direct'): Promise<Cluster> {
+export async function startCluster(instances: AppOptions[] = [{}], route: Route = 'direct', environment: Record<string, string> = {}): Promise<Cluster> {
   const databaseUrl = await freshDatabase();
   if (route === 'pgbouncer') await setRoleLimits(databaseUrl);
   const target = routed(databaseUrl, route);
   const startInstance = (environment: Record<string, string> = {}, options: AppOptions = {}) =>
     startApp(target.url, { ...target.environment, ...environment }, options);
-  const apps = await Promise.all(instances.map((options) => startInstance({}, options)));
+  const apps = await Promise.all(instances.map((options) => startInstance(environment, options)));
   const db = await sqlClient(databaseUrl);
   return {
     databaseUrl,
@@ -118,10 +118,10 @@ export async function startCluster(instances: AppOptions[] = [{}], route: Route 
 }
 
 /** A cluster for the whole file: started before its tests, stopped after; `onStart` gets it first. */
-export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) => void, route: Route = 'direct'): void {
+export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) => void, route: Route = 'direct', environment: Record<string, string> = {}): void {
   let cluster: Cluster | undefined;
   beforeAll(async () => {
-    cluster = await startCluster(instances, route);
+    cluster = await startCluster(instances, route, environment);
     onStart(cluster);
   });
   afterAll(() => cluster?.stop());

@@ -36,7 +36,7 @@ interface GraphQLErrorBody {
   extensions?: { code?: string; argument?: string; retryAfterSeconds?: number };
 }
 
-const RETRY_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED']);
+const RETRY_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'RATE_LIMITED']);
 
 /** One POST of `sendSignals(invalid: SKIP)`: its hash plus its text, so it runs in `only` and `allow` mode alike. */
 export async function postBatch(fetcher: typeof fetch, url: string, token: string, signals: readonly Signal[]): Promise<Reply> {

@@ -1,6 +1,6 @@
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { createCostMemo, measureOperation, type CostMemo } from './cost-model.js';
+import { createCostMemo, measureOperation, type Measure } from './cost-model.js';
 import { documentLimitsRule, type DocumentLimits } from './document-limits.js';
 import type { Writes } from './field-cost.js';
 import { limitError } from './limit-errors.js';
@@ -12,6 +12,14 @@ export interface OperationLimits extends DocumentLimits {
   budget: Writes;
 }
 
+/** Where the measure of an admitted operation is left on its context, for the plugins after this one. */
+const MEASURED = Symbol('measured operation');
+
+/** The cost model's measure of the operation running in `context`, if the operation limits took it. */
+export function measuredOperation(context: object): Measure | undefined {
+  return (context as { [MEASURED]?: Measure })[MEASURED];
+}
+
 /**
  * Every limit on an operation, all refused before anything executes (so nothing is written), each
  * with its own code: tokens while parsing; depth, aliases and directives in validation; cost and
@@ -21,7 +29,11 @@ export interface OperationLimits extends DocumentLimits {
 export function useOperationLimits(limits: OperationLimits): Plugin {
   const rule = documentLimitsRule(limits);
   const memo = createCostMemo();
-  const check = (args: ExecutionArgs) => overLimits(args, limits, memo);
+  const check = (args: ExecutionArgs) => {
+    const measure = measureOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, memo);
+    if (measure && args.contextValue) (args.contextValue as { [MEASURED]?: Measure })[MEASURED] = measure;
+    return measure ? overLimits(measure, limits) : null;
+  };
   return {
     onParse: ({ parseFn, setParseFn }) => {
       setParseFn((source, options) => {
@@ -56,9 +68,7 @@ export function useOperationLimits(limits: OperationLimits): Plugin {
   };
 }
 
-function overLimits(args: ExecutionArgs, limits: OperationLimits, memo: CostMemo): GraphQLError[] | null {
-  const measure = measureOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, memo);
-  if (!measure) return null;
+function overLimits(measure: Measure, limits: OperationLimits): GraphQLError[] | null {
   const errors: GraphQLError[] = [];
   if (measure.signals > limits.budget.signals) {
     errors.push(

@@ -1,0 +1,187 @@
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/schema.js';
+import type { Budget } from '../config/groups/fair-share.js';
+import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, refusal, slice, type Decision, type Entry, type Refusal } from './budget-entry.js';
+import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
+
+export type { BucketState, Decision } from './budget-entry.js';
+
+/** How often idle leases are returned and, while the store is unreachable, it is tried again. */
+const SWEEP_MS = 250;
+/**
+ * Buckets idle this long are deleted (every 10 minutes, by every instance): longer than any bucket
+ * takes to refill (a membership window is at most a day), so a deleted bucket was full.
+ */
+const FORGET_AFTER_SECONDS = 2 * 86_400;
+const FORGET_EVERY_MS = 600_000;
+
+export interface FairShareOptions {
+  store: LeaseStore;
+  /** Instances expected at most: the share each enforces alone while the store is unreachable. */
+  instances: number;
+  /** How long lease requests are gathered before one round trip asks for them all. */
+  syncMs: number;
+  logger: Logger;
+}
+
+/**
+ * Budgets shared by every instance, with no round trip on a request's path (docs/operations.md,
+ * "Fair share"). Each instance spends slices leased from the shared bucket in PostgreSQL and asks
+ * for the next slice, in the background, before the one in hand runs out. Between two answers it
+ * may run ahead of its lease by at most budget / instances (or one operation), and only while the
+ * bucket it last saw, refilled since, still covers it; the store takes that debt at the next sync
+ * even below zero, which holds back everyone's next grants. While the store is unreachable, each
+ * instance enforces budget / instances alone.
+ */
+export class FairShare {
+  private readonly entries = new Map<string, Entry>();
+  private readonly dirty = new Set<string>();
+  private syncing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+  private forgetter: NodeJS.Timeout | null = null;
+  private reachable = true;
+  private stopped = false;
+
+  constructor(private readonly options: FairShareOptions) {}
+
+  /** Whether the shared buckets answered lately (false: each budget is enforced here alone, at 1/instances). */
+  get shared(): boolean {
+    return this.reachable;
+  }
+
+  start(): void {
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+    // Unreachable now and then is fine: the next round deletes what this one left.
+    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS);
+    this.forgetter.unref();
+  }
+
+  /** Gives back every lease held (best effort: an unreachable store refills them by itself). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    if (this.forgetter) clearInterval(this.forgetter);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.syncing;
+    for (const [key, entry] of this.entries) if (entry.lease > 0 || entry.owed > 0) this.dirty.add(key);
+    await this.sync(true);
+  }
+
+  /** Spends `cost` points of the budget under `key`, or refuses them all. */
+  take(key: string, budget: Budget, cost: number, now = Date.now()): Decision {
+    const { instances } = this.options;
+    const entry = this.entry(key, budget, now);
+    entry.lastUsed = now;
+    entry.dry = false;
+    // The bucket this instance would keep alone is spent by everything it admits, so that when the
+    // store goes away a caller who was spending fast here starts from what it has left, not afresh.
+    const own = alone(entry, instances, now);
+    if (entry.lease >= cost) {
+      entry.lease -= cost;
+      entry.alone = Math.max(0, own - cost);
+      if (entry.lease < slice(budget, instances) / 2) this.schedule(key);
+      return { admitted: true, state: bucketState(entry, this.reachable, instances, now) };
+    }
+    const shortfall = cost - entry.lease;
+    const admit = this.reachable
+      ? estimate(entry, now) - entry.owed >= shortfall && (entry.owed === 0 || entry.owed + shortfall <= ahead(budget, instances))
+      : own >= shortfall;
+    if (admit) {
+      entry.lease = 0;
+      // Owed while alone is capped: after a long outage the debt never exceeds one full bucket.
+      entry.owed = this.reachable ? entry.owed + shortfall : Math.min(budget.capacity, entry.owed + shortfall);
+      entry.alone = Math.max(0, own - cost);
+      this.schedule(key);
+      return { admitted: true, state: bucketState(entry, this.reachable, instances, now) };
+    }
+    entry.dry = true;
+    return refusal(entry, cost, this.reachable, instances, now);
+  }
+
+  /**
+   * For a caller refused lately, while not even one point is available: the refusal again, spending
+   * nothing and asking nothing of the operation (the transport refuses a flood before parsing it).
+   */
+  refusedAgain(key: string, now = Date.now()): Refusal | null {
+    const entry = this.entries.get(key);
+    if (!entry?.dry) return null;
+    const refused = refusal(entry, 1, this.reachable, this.options.instances, now);
+    if (refused.state.currentlyAvailable >= 1) return null;
+    entry.lastUsed = now;
+    return refused;
+  }
+
+  private entry(key: string, budget: Budget, now: number): Entry {
+    let entry = this.entries.get(key);
+    if (!entry) {
+      entry = newEntry(budget, this.options.instances, now);
+      this.entries.set(key, entry);
+      this.schedule(key);
+    }
+    return entry;
+  }
+
+  /** Marks a bucket for the next lease request; a request goes out `syncMs` after the first mark. */
+  private schedule(key: string | null, now = Date.now()): void {
+    if (key !== null) {
+      const entry = this.entries.get(key);
+      // A dry bucket, or an unreachable store: the sweep asks again, not every request.
+      if (!entry || entry.nextAskAt > now || !this.reachable) return;
+      this.dirty.add(key);
+    }
+    if (this.timer || this.syncing || this.dirty.size === 0 || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.syncing = this.sync(false).finally(() => {
+        this.syncing = null;
+        if (this.reachable) this.schedule(null);
+      });
+    }, this.options.syncMs);
+    this.timer.unref();
+  }
+
+  private async sync(final: boolean): Promise<void> {
+    const now = Date.now();
+    const requests: LeaseRequest[] = [];
+    for (const key of this.dirty) {
+      const entry = this.entries.get(key);
+      if (entry) requests.push(leaseRequest(key, entry, this.options.instances, final || now - entry.lastUsed >= IDLE_MS));
+    }
+    this.dirty.clear();
+    if (requests.length === 0) return;
+    try {
+      const grants = await this.options.store.lease(requests);
+      const answeredAt = Date.now();
+      const byKey = new Map(requests.map((request) => [request.key, request]));
+      for (const grant of grants) {
+        const entry = this.entries.get(grant.key);
+        if (entry && !applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt)) this.entries.delete(grant.key);
+      }
+      if (!this.reachable) this.options.logger.info('fair share: the lease store answers again; budgets are shared again');
+      this.reachable = true;
+    } catch (error) {
+      for (const request of requests) this.dirty.add(request.key);
+      if (this.reachable) this.options.logger.warn({ err: error }, 'fair share: the lease store is unreachable; each instance enforces budget / FAIR_SHARE_INSTANCES alone');
+      this.reachable = false;
+    }
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.entries) {
+      if (entry.nextAskAt > now) continue;
+      const idle = now - entry.lastUsed >= IDLE_MS;
+      if (idle || entry.owed > 0 || entry.lease < slice(entry.budget, this.options.instances) / 2 || !this.reachable) this.dirty.add(key);
+    }
+    this.schedule(null, now);
+  }
+}
+
+/** The limiter of one instance, its buckets in `db` (the composition root's one line). */
+export function createFairShare(db: Kysely<Database>, logger: Logger, config: { instances: number; syncMs: number }): FairShare {
+  return new FairShare({ store: leaseStore(db), logger, instances: config.instances, syncMs: config.syncMs });
+}

@@ -1,0 +1,30 @@
+import type { Viewer } from '../auth/claims.js';
+import type { Budget } from '../config/groups/fair-share.js';
+import type { FairShareConfig } from './fair-share-config.js';
+
+export type BudgetClass = 'user' | 'service' | 'admin' | 'anonymous';
+
+/** Who spends a budget: its bucket's key, its class (for defaults and metrics), and the budget. */
+export interface Principal {
+  key: string;
+  class: BudgetClass;
+  budget: Budget;
+}
+
+/**
+ * The caller a request is charged to: an admin by its subject; a user by its user id (the token's
+ * `sub` by default); a service (a token without a user id) by its subject, which for client
+ * credentials is the client id; an unauthenticated request by its address.
+ */
+export function principalOf(viewer: Viewer | null, address: string, config: FairShareConfig): Principal {
+  if (viewer === null) return { key: `anonymous:${address}`, class: 'anonymous', budget: config.anonymous };
+  if (viewer.scopes.has(config.adminScope)) return { key: `admin:${viewer.subject ?? viewer.userId}`, class: 'admin', budget: config.admin };
+  if (viewer.userId !== null) return { key: `user:${viewer.userId}`, class: 'user', budget: config.user };
+  const name = viewer.subject ?? '';
+  return { key: `service:${name}`, class: 'service', budget: config.services.get(name) ?? config.service };
+}
+
+/** One user's membership changes, whoever makes them: a budget of its own. */
+export function membershipChangesOf(userId: string, config: FairShareConfig): Principal {
+  return { key: `membership:${userId}`, class: 'user', budget: config.membership };
+}

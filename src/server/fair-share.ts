@@ -1,0 +1,97 @@
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import type http from 'node:http';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { SCOPES } from '../auth/authenticate.js';
+import type { GraphQLContext, RateLimitNote, Services } from '../api/context.js';
+import { fairShareConfig } from '../budgets/fair-share-config.js';
+import type { BucketState } from '../budgets/fair-share.js';
+import { membershipChangesOf, principalOf } from '../budgets/principal.js';
+import type { AppConfig } from '../config/config.js';
+import { retryLater } from '../graphql/errors.js';
+import { createCostMemo } from '../graphql/limits/cost-model.js';
+import { membershipTargets, operationCharge } from './fair-share-charge.js';
+import type { RequestRecord } from './request-observer.js';
+
+type Context = GraphQLContext & { req?: http.IncomingMessage; request?: Request };
+
+/**
+ * Fair share at the GraphQL layer: every operation (a subscription when it opens) spends its
+ * charge from its caller's budget before it executes, and leaves and rejoins spend from the
+ * changed user's own; a refusal is HTTP 429 RATE_LIMITED with Retry-After, nothing executed.
+ * Every response tells the budget (`RateLimit-Policy`, `RateLimit`, `extensions.cost`).
+ */
+export function useFairShare(config: AppConfig, services: Services, requestScope: AsyncLocalStorage<{ record?: RequestRecord }>): Plugin<Context> {
+  const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
+  const memo = createCostMemo();
+  const noted = new WeakMap<Request, RateLimitNote>();
+  const { fairShare, metrics } = services;
+
+  const charge = (args: ExecutionArgs): ExecutionResult | null => {
+    const context = args.contextValue as Context;
+    const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown', budgets);
+    const cost = operationCharge(args, memo);
+    let decision = fairShare.take(principal.key, principal.budget, cost);
+    let limit = 'budget';
+    if (decision.admitted) {
+      for (const userId of membershipTargets(args, context.viewer?.userId ?? null)) {
+        const changes = membershipChangesOf(userId, budgets);
+        const taken = fairShare.take(changes.key, changes.budget, 1);
+        if (!taken.admitted) [decision, limit] = [{ ...taken, state: decision.state }, 'membershipChanges'];
+        if (!taken.admitted) break;
+      }
+    }
+    const note: RateLimitNote = { principalClass: principal.class, cost, admitted: decision.admitted, state: decision.state };
+    context.rateLimit = note;
+    if (context.request) noted.set(context.request, note);
+    (decision.admitted ? metrics.fairShare.admittedCost : metrics.fairShare.refusedCost).inc({ class: principal.class }, cost);
+    if (decision.admitted) return null;
+    const record = requestScope.getStore()?.record;
+    if (record) record.limited = limit;
+    const error = retryLater(
+      'RATE_LIMITED',
+      limit === 'budget'
+        ? `This caller's budget is spent: the operation costs ${cost} and ${decision.state.currentlyAvailable} are available, refilled at ${decision.state.restoreRate} a second.`
+        : 'Too many membership changes for this user in a short time; a person never needs this many.',
+      { retryAfterSeconds: decision.retryAfterSeconds, status: 429, requestId: context.requestId, details: { limit } },
+    );
+    return { errors: [error], extensions: { cost: costExtension(note) } };
+  };
+
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const refused = charge(args);
+      if (refused) return setResultAndStopExecution(refused);
+      return {
+        onExecuteDone({ result, setResult }) {
+          const note = (args.contextValue as Context).rateLimit;
+          if (!note || Symbol.asyncIterator in result) return;
+          setResult({ ...result, extensions: { ...result.extensions, cost: costExtension(note) } });
+        },
+      };
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const refused = charge(args);
+      if (refused) setResultAndStopExecution(refused);
+    },
+    onResponse({ request, response }) {
+      const note = noted.get(request);
+      if (note) for (const [name, value] of Object.entries(rateLimitHeaders(note.principalClass, note.state))) response.headers.set(name, value);
+    },
+  };
+}
+
+/** Shopify's shape: what was asked, what was spent, and the bucket after. */
+function costExtension(note: RateLimitNote) {
+  return { requestedQueryCost: note.cost, actualQueryCost: note.admitted ? note.cost : 0, throttleStatus: note.state };
+}
+
+/** The IETF httpapi draft's fields: the policy (quota, and the seconds it takes to refill) and what is left now. */
+export function rateLimitHeaders(policy: string, state: BucketState): Record<string, string> {
+  const window = Math.max(1, Math.ceil(state.maximumAvailable / state.restoreRate));
+  const untilFull = Math.ceil((state.maximumAvailable - state.currentlyAvailable) / state.restoreRate);
+  return {
+    'ratelimit-policy': `"${policy}";q=${state.maximumAvailable};w=${window}`,
+    ratelimit: `"${policy}";r=${state.currentlyAvailable};t=${untilFull}`,
+  };
+}

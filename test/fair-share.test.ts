@@ -1,0 +1,240 @@
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { afterAll, beforeAll } from 'vitest';
+import { capturedLog, eventually, metric, startCluster, token, type Cluster } from './support/harness.js';
+import { Sender } from '@community-layer/sender';
+import { subscribe } from './support/sse.js';
+
+/** Small budgets, so a test spends them in a few requests (a refill of 1 point a second). */
+const BUDGETS = {
+  FAIR_SHARE_USER_CAPACITY: '20',
+  FAIR_SHARE_USER_RATE: '1',
+  FAIR_SHARE_MEMBERSHIP_CHANGES: '3',
+  FAIR_SHARE_MEMBERSHIP_WINDOW_SECONDS: '3600',
+  FAIR_SHARE_INSTANCES: '2',
+  FAIR_SHARE_SERVICES: 'big-service=1000/10,small-sender=20/20',
+};
+
+let cluster: Cluster;
+let a: App;
+let b: App;
+let db: pg.Client;
+beforeAll(async () => {
+  cluster = await startCluster([]);
+  // Two instances of one app factory on one database: one budget between them.
+  [a, b] = await Promise.all([cluster.startInstance(BUDGETS), cluster.startInstance(BUDGETS)]);
+  db = cluster.db;
+});
+afterAll(async () => {
+  await Promise.all([a?.stop(), b?.stop()]);
+  await cluster?.stop();
+});
+
+async function post(app: App, bearer: string, query: string, variables?: Record<string, unknown>) {
+  const response = await fetch(app.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await response.json()) as { data?: Record<string, any> | null; errors?: { extensions?: Record<string, any> }[]; extensions?: Record<string, any> };
+  return { status: response.status, headers: response.headers, ...body };
+}
+
+const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { signalId } }';
+const SIGNALS = 'mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }';
+const signal = (userId: string, i: number) => ({ userId, itemId: `fair-${i}`, kind: 'VIEW' as const });
+const signalsOf = async (userId: string) => Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1', [userId])).rows[0].n);
+
+/** Sends single signals, round robin over `apps`, until one is refused; returns how many got in and the refusal. */
+async function floodUntilRefused(apps: App[], userId: string) {
+  const bearer = await token(userId);
+  let admitted = 0;
+  for (let i = 0; i < 200; i++) {
+    const response = await post(apps[i % apps.length]!, bearer, SIGNAL, { input: signal(userId, i) });
+    if (response.status === 429) return { admitted, refusal: response };
+    expect(response.status).toBe(200);
+    admitted++;
+  }
+  throw new Error('never refused');
+}
+
+describe('fair share: a budget per caller, in the response', () => {
+  it('states the budget on every response: headers, extensions.cost and rateLimit, as the cost model counts', async () => {
+    const bearer = await token('5001');
+    const response = await post(a, bearer, '{ communityLayerStatus { history(last: 7) { leftAtNs } } rateLimit { cost limit remaining restoreRate principalClass } }');
+    expect(response.status).toBe(200);
+    // The cost model: the membership (1), 7 history entries (7), the rateLimit object (1).
+    const cost = response.extensions!['cost'];
+    expect(cost).toMatchObject({ requestedQueryCost: 9, actualQueryCost: 9, throttleStatus: { maximumAvailable: 20, restoreRate: 1 } });
+    expect(response.data!['rateLimit']).toMatchObject({ cost: 9, limit: 20, restoreRate: 1, principalClass: 'user', remaining: cost.throttleStatus.currentlyAvailable });
+    expect(cost.throttleStatus.currentlyAvailable).toBeLessThanOrEqual(20 - 9 + 1);
+    expect(response.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
+    expect(response.headers.get('ratelimit')).toMatch(new RegExp(`^"user";r=${cost.throttleStatus.currentlyAvailable};t=\\d+$`));
+  });
+
+  it('gives a named service the budget configured for it, and other services the default', async () => {
+    const ask = async (sub: string) => (await post(a, await token(sub, 'signals:write'), '{ rateLimit { limit restoreRate principalClass } }')).data!['rateLimit'];
+    expect(await ask('big-service')).toEqual({ limit: 1000, restoreRate: 10, principalClass: 'service' });
+    expect(await ask('small-service')).toEqual({ limit: 20_000, restoreRate: 5_000, principalClass: 'service' });
+  });
+
+  it('refuses a caller beyond its budget: 429, Retry-After, RATE_LIMITED, the headers, and nothing written', async () => {
+    const before = await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' });
+    const { admitted, refusal } = await floodUntilRefused([a], '5002');
+    expect(admitted).toBeGreaterThanOrEqual(20);
+    expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refusal.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
+    expect(refusal.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
+    expect(refusal.data ?? null).toBeNull();
+    expect(refusal.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
+    expect(refusal.extensions!['cost']).toMatchObject({ requestedQueryCost: 1, actualQueryCost: 0 });
+    expect(await signalsOf('5002')).toBe(admitted);
+    expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' })).toBeGreaterThan(before);
+  });
+
+  it('refuses a caller refused lately again before parsing its request, while its bucket holds no point', async () => {
+    const bearer = await token('5012');
+    await floodUntilRefused([a], '5012');
+    // Not even a document: a parse error would be a 400; the refusal comes first. (Retried while a
+    // point was refilled in between, which sends the request on to be parsed.)
+    let early: Awaited<ReturnType<typeof post>> | null = null;
+    for (let i = 0; i < 5 && early?.status !== 429; i++) {
+      await post(a, bearer, SIGNAL, { input: signal('5012', 500 + i) });
+      early = await post(a, bearer, '{ this is not GraphQL');
+    }
+    expect(early!.status).toBe(429);
+    expect(early!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
+    expect(Number(early!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(early!.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
+    expect(early!.extensions!['cost']).toMatchObject({ actualQueryCost: 0, throttleStatus: { maximumAvailable: 20, currentlyAvailable: 0 } });
+  });
+
+  it('charges a batch per signal: one larger than the budget is refused whole, and batches spend it as fast as singles', async () => {
+    const bearer = await token('5003');
+    const batch = (size: number, from: number) => ({ inputs: Array.from({ length: size }, (_, i) => signal('5003', from + i)) });
+    const tooLarge = await post(a, bearer, SIGNALS, batch(21, 0));
+    expect(tooLarge.status).toBe(429);
+    expect(tooLarge.extensions!['cost']).toMatchObject({ requestedQueryCost: 21, actualQueryCost: 0 });
+    const first = await post(a, bearer, SIGNALS, batch(15, 100));
+    expect(first.status).toBe(200);
+    expect(first.extensions!['cost']).toMatchObject({ requestedQueryCost: 15, actualQueryCost: 15 });
+    const second = await post(a, bearer, SIGNALS, batch(15, 200));
+    expect(second.status).toBe(429);
+    expect(await signalsOf('5003')).toBe(15);
+  });
+
+  it('limits one user\'s membership changes, whoever asks, while another user\'s leave goes through', async () => {
+    const flipper = await token('5004');
+    const flips = ['leaveCommunityLayer', 'rejoinCommunityLayer', 'leaveCommunityLayer', 'rejoinCommunityLayer'];
+    const answers = [];
+    for (const [i, flip] of flips.entries()) answers.push(await post([a, b][i % 2]!, flipper, `mutation { ${flip} { status } }`));
+    expect(answers.slice(0, 3).map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(answers[3]!.status).toBe(429);
+    expect(answers[3]!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'membershipChanges' });
+    // Still LEFT: the refused rejoin wrote nothing.
+    expect((await db.query("SELECT status FROM community_membership WHERE user_id = '5004'")).rows[0].status).toBe('LEFT');
+    const admin = await token('9', 'community:admin');
+    const byAdmin = await post(b, admin, 'mutation { rejoinCommunityLayer(userId: "5004") { status } }');
+    expect(byAdmin.status).toBe(429);
+    const other = await post(a, await token('5005'), 'mutation { leaveCommunityLayer { status } }');
+    expect(other.status).toBe(200);
+    expect(other.data!['leaveCommunityLayer']).toEqual({ status: 'LEFT' });
+  });
+
+  it('enforces one budget across two instances, not one each', async () => {
+    const started = Date.now();
+    const { admitted } = await floodUntilRefused([a, b], '5006');
+    // Let the leases settle, then spend what is left on either instance: together about one budget.
+    let more = 0;
+    for (let i = 0; i < 60; i++) {
+      const response = await post([b, a][i % 2]!, await token('5006'), SIGNAL, { input: signal('5006', 1000 + i) });
+      if (response.status === 200) more++;
+    }
+    const refilled = Math.ceil((Date.now() - started) / 1000) * 1;
+    // Two budgets would be 40 and more; one is 20, its refill, and at most one slice per instance ahead.
+    expect(admitted + more).toBeLessThanOrEqual(20 + refilled + 2 * Math.ceil(20 / 8));
+    expect(await signalsOf('5006')).toBe(admitted + more);
+  });
+
+  it('charges a subscription when it opens: beyond the budget, 429 and one RATE_LIMITED error event, then the end', async () => {
+    const bearer = await token('5007');
+    const spend = await post(a, bearer, SIGNALS, { inputs: Array.from({ length: 20 }, (_, i) => signal('5007', i)) });
+    expect(spend.status).toBe(200);
+    const stream = await subscribe(a, 'subscription { communityLayerStatusChanged { status } }', {}, bearer);
+    expect(stream.status).toBe(429);
+    expect(Number(stream.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const event = await stream.next();
+    expect(event?.data.data ?? null).toBeNull();
+    expect(event?.data.errors[0].extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
+    expect((await stream.next())?.event).toBe('complete');
+    expect(a.services.statusFeed.subscribers).toBe(0);
+  });
+});
+
+describe('fair share and the sender', () => {
+  it('the sender waits out 429 RATE_LIMITED and delivers every signal', async () => {
+    const refusedBefore = await metric(a, 'community_fair_share_refused_cost_total', { class: 'service' });
+    const sender = new Sender({ url: a.url, token: await token('small-sender', 'signals:write', '1h'), maxBatchSize: 15, backoffMs: { initial: 10, max: 200 } });
+    const outcomes = await Promise.all(Array.from({ length: 60 }, (_, i) => sender.send(signal('5013', i))));
+    await sender.close();
+    expect(outcomes.map((outcome) => outcome.result).filter((result) => result !== 'forwarded')).toEqual([]);
+    expect(await signalsOf('5013')).toBe(60);
+    expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'service' })).toBeGreaterThan(refusedBefore);
+  });
+});
+
+describe('fair share: what operators see', () => {
+  it('the access log says which requests were limited', async () => {
+    const { logger, entries } = capturedLog();
+    const app = await cluster.startInstance({ ...BUDGETS, LOG_LEVEL: 'info', ACCESS_LOG_SAMPLE: '1' }, { logger });
+    try {
+      const bearer = await token('5008');
+      const tooLarge = await post(app, bearer, SIGNALS, { inputs: Array.from({ length: 21 }, (_, i) => signal('5008', i)) });
+      expect(tooLarge.status).toBe(429);
+      const fine = await post(app, bearer, SIGNAL, { input: signal('5008', 99) });
+      expect(fine.status).toBe(200);
+      const lines = () => entries.filter((entry) => entry['log'] === 'access' && entry['path'] === '/graphql');
+      await eventually(() => lines().length >= 2);
+      expect(lines().map((line) => [line['status'], line['rateLimited'] ?? null])).toEqual([[429, 'budget'], [200, null]]);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('fair share while its store does not answer', () => {
+  let app: App;
+  beforeAll(async () => {
+    // Lock waits end after half a second here: the lease store fails fast while its table is held.
+    app = await cluster.startInstance({ ...BUDGETS, DB_LOCK_TIMEOUT_MS: '500' });
+  });
+  afterAll(() => app?.stop());
+  const ask = async (userId: string, times: number) => {
+    const bearer = await token(userId);
+    const statuses: number[] = [];
+    for (let i = 0; i < times; i++) statuses.push((await post(app, bearer, '{ rateLimit { remaining } }')).status);
+    return { admitted: statuses.filter((status) => status === 200).length, refused: statuses.filter((status) => status === 429).length };
+  };
+
+  it('keeps enforcing, at budget / FAIR_SHARE_INSTANCES, neither open nor closed, and shares again once it answers', async () => {
+    // Another session holds the buckets' table: every lease request waits, then fails.
+    await db.query('BEGIN');
+    await db.query('LOCK TABLE fair_share_bucket IN ACCESS EXCLUSIVE MODE');
+    try {
+      const during = await ask('5010', 30);
+      // Ahead of its first lease an instance may spend budget / instances (10 of 20), and no more.
+      expect(during.admitted).toBeGreaterThanOrEqual(1);
+      expect(during.admitted).toBeLessThanOrEqual(10 + 2);
+      expect(during.admitted + during.refused).toBe(30);
+      await eventually(() => !app.services.fairShare.shared);
+      const alone = await ask('5011', 30);
+      expect(alone.admitted).toBeGreaterThanOrEqual(1);
+      expect(alone.admitted).toBeLessThanOrEqual(10 + 2);
+      expect(alone.admitted + alone.refused).toBe(30);
+    } finally {
+      await db.query('ROLLBACK');
+    }
+    await eventually(() => app.services.fairShare.shared, 20_000);
+  });
+});
