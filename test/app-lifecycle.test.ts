@@ -16,6 +16,7 @@ const PARTS = [
   'event-loop sampler',
   'auth keys',
   'purge database',
+  'fair share',
   'webhooks',
   'purge worker',
   'signals',
