@@ -125,7 +125,9 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => changeFeed.wake(), onListening: () => changeFeed.wake() });
   listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => webhooks.wake() });
   const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
-  const fairShare = createFairShare(database.db, logger, config.fairShare); // budgets per caller, cluster-wide (src/budgets)
+  // Budgets per caller, cluster-wide (src/budgets); leases on a pool of their own, never behind a request.
+  const budgetDatabase = connectDatabase({ url: config.database.url, endpoint: connections.endpoint, poolMax: 1, logger, limits: config.database });
+  const fairShare = createFairShare(budgetDatabase.db, logger, config.fairShare);
   const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
   const transportOptions: TransportsOptions = {
@@ -182,7 +184,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     // In the background: an unreachable identity provider delays readiness, not the start.
     { name: 'auth keys', start: () => keys.start(), stop: () => keys.stop() },
     { name: 'purge database', stop: () => purgeDatabase.close() },
-    { name: 'fair share', start: () => fairShare.start(), stop: () => fairShare.stop() },
+    { name: 'fair share', start: () => fairShare.start(), stop: () => fairShare.stop().finally(() => budgetDatabase.close()) },
     // A refused start closes the queue's own pool too.
     { name: 'webhooks', start: () => webhooks.start().catch((error: unknown) => webhooks.stop().then(() => Promise.reject(error))), stop: () => webhooks.stop() },
     { name: 'purge worker', start: () => purges.start(), stop: () => purges.stop() },

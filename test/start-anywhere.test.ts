@@ -72,7 +72,8 @@ describe('the README commands, from a checkout in a root-only folder', () => {
       const url = server.url;
       const [, databaseUrl] = await server.waitFor(/DATABASE_URL=(postgres:\/\/\S+)/);
       const status = await graphql(url!, `{ communityLayerStatus(userId: "42") { status } }`, {}, await token('42'));
-      expect(status).toEqual({ data: { communityLayerStatus: { status: 'ACTIVE' } } });
+      expect(status).toMatchObject({ data: { communityLayerStatus: { status: 'ACTIVE' } } });
+      expect(status.errors).toBeUndefined();
 
       // The printed URL carries the cluster's own random password, kept in its data folder.
       const password = (await readFile(path.join(dataDir, 'community-layer.password'), 'utf8')).trim();

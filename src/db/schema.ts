@@ -1,4 +1,15 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Int8, MembershipEventKind } from './column-types.js';
+import type {
+  DownstreamProcessorTable,
+  PurgeAcknowledgementChangeTable,
+  PurgeAcknowledgementTable,
+  WebhookDeliveryTable,
+  WebhookDispatchTable,
+  WebhookEndpointTable,
+} from './downstream-tables.js';
+
+export type * from './downstream-tables.js';
 
 /** The kinds of engagement, in the order of the database enum `signal_kind`. */
 export const SIGNAL_KINDS = ['VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', 'DISLIKE'] as const;
@@ -8,7 +19,6 @@ export type SignalKind = (typeof SIGNAL_KINDS)[number];
 /** The tables as Kysely sees them. int8 and numeric arrive as strings (exact), never numbers. */
 export type MembershipStatus = 'ACTIVE' | 'LEFT';
 
-type Int8 = ColumnType<string, string | bigint, string | bigint>;
 
 export interface CommunityMembershipTable {
   user_id: string;
@@ -111,7 +121,7 @@ export interface PersistedDocumentTable {
 
 /** `operator`: trusted in every mode; `apq`: registered by a client in `allow` mode, trusted in that mode only. */
 export type PersistedDocumentSource = 'operator' | 'apq';
-export type MembershipEventKind = 'LEFT' | 'REJOINED' | 'PURGE_REQUESTED' | 'PURGE_FINISHED';
+export type { MembershipEventKind } from './column-types.js';
 
 /** The change feed's outbox, written only by triggers (src/db/sql/membership_event_from_*.sql). */
 export interface MembershipEventTable {
@@ -124,61 +134,14 @@ export interface MembershipEventTable {
   recorded_at: ColumnType<Date, never, never>;
 }
 
-/** Registered by operators (src/webhooks/*.store.ts own the webhook tables). */
-export interface WebhookEndpointTable {
-  id: Generated<string>;
-  url: string;
-  secret: string;
-  event_kinds: MembershipEventKind[];
-  created_at: Generated<Date>;
-  consecutive_failures: Generated<number>;
-  /** Since when every attempt has failed; null after a success. */
-  failing_since: Generated<Date | null>;
-  disabled_at: Date | null;
-  disabled_reason: string | null;
-  /** The dispatcher's cursor when it was disabled: enabling it delivers the events after it. */
-  disabled_position: Generated<string | null>;
+
+/** Fair share: one budget's bucket (src/budgets/lease.store.ts). */
+export interface FairShareBucketTable {
+  key: string;
+  tokens: number;
+  updated_at: Date;
 }
 
-export type WebhookDeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';
-
-export interface WebhookDeliveryTable {
-  id: Generated<string>;
-  endpoint_id: Int8;
-  event_position: Int8;
-  status: Generated<WebhookDeliveryStatus>;
-  attempts: Generated<number>;
-  last_status_code: number | null;
-  last_error: string | null;
-  created_at: Generated<Date>;
-  delivered_at: Date | null;
-}
-
-export interface WebhookDispatchTable {
-  singleton: Generated<boolean>;
-  position: Int8;
-}
-
-/** A system that acknowledges purges: `subject` is its token's `sub`; once retired it neither counts nor may acknowledge (owner: src/purge/acknowledgement.store.ts, of these 3 tables). */
-export interface DownstreamProcessorTable {
-  id: Generated<string>;
-  subject: string;
-  name: string;
-  registered_at: Generated<Date>;
-  retired_at: Date | null;
-}
-export type PurgeAcknowledgementState = 'DONE' | 'FAILED';
-/** A processor's state for a purge (last acknowledgement wins; `reason` exactly when FAILED); each change is appended to the next. */
-export interface PurgeAcknowledgementTable {
-  purge_id: Int8;
-  processor_id: Int8;
-  state: PurgeAcknowledgementState;
-  reason: string | null;
-  acknowledged_at: Generated<Date>;
-}
-export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & { id: Generated<string>; acknowledged_at: Date };
-
-/** Fair share: one budget's bucket (src/budgets/lease.store.ts). */ export interface FairShareBucketTable { key: string; tokens: number; updated_at: Date }
 export interface Database {
   community_membership: CommunityMembershipTable;
   leave_episode: LeaveEpisodeTable;
