@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { endedStream, heldStream } from '../util/held-stream.js';
+import { heldStream } from '../util/held-stream.js';
+import { ShuttingDownError } from '../util/shutting-down.js';
 import type { MembershipSync } from './cache/membership-sync.js';
 import { listMembershipEvents, type MembershipEvent } from './membership-events.store.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
@@ -52,9 +53,12 @@ export class MembershipChangeFeed {
     return listMembershipEvents(this.db, after, limit);
   }
 
-  /** Events after `after` until the consumer leaves or `close()`. Throws TooManySubscriptionsError beyond a cap. */
+  /**
+   * Events after `after` until the consumer leaves or `close()` (then it fails with
+   * ShuttingDownError). Throws TooManySubscriptionsError beyond a cap, ShuttingDownError once closed.
+   */
   changes(after: bigint, principal: string): AsyncIterableIterator<MembershipEvent> {
-    if (this.closed) return endedStream();
+    if (this.closed) throw new ShuttingDownError();
     const release = this.caps.admit(`feed:${principal}`);
     let stopped = false;
     let wakeNow: (() => void) | null = null;
@@ -75,7 +79,7 @@ export class MembershipChangeFeed {
           }
           if (page.length < this.options.feedPageSize && seen === this.wakeups) await this.nextWake((wake) => (wakeNow = wake));
         }
-        stop();
+        stop(this.closed && !stopped ? new ShuttingDownError() : undefined);
       },
       () => {
         stopped = true;
@@ -85,7 +89,7 @@ export class MembershipChangeFeed {
     );
   }
 
-  /** Ends every stream (server shutdown). */
+  /** Ends every stream with ShuttingDownError (server shutdown): its consumer resumes from its cursor. */
   close(): void {
     this.closed = true;
     this.stopListening();

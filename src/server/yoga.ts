@@ -25,6 +25,7 @@ import { useSignalShedding } from './shed-signals.js';
 import { useSingleConnectionSSE } from './sse-single-connection.js';
 import type { StreamTokens } from './stream-tokens.js';
 import { useStrictUtf8Body } from './utf8-body.js';
+import { useRetryableStreamEnds } from './stream-shutdown.js';
 
 export interface RequestScope {
   requestId: string;
@@ -141,6 +142,8 @@ export function createGraphQLServer(
     },
     plugins: [
       ...layers.filter(([name]) => !without.includes(name)).map(([, plugin]) => plugin),
+      // Not a layer to price: without it a rollout ends subscriptions for good.
+      useRetryableStreamEnds(),
       ...(limits.fieldSuggestions ? [] : [useHiddenSuggestions()]),
       ...(limits.introspection ? [] : [disableIntrospection()]),
     ],

@@ -1,5 +1,5 @@
 /** Codes the server sends for trouble that passes: retry later (with `Retry-After`). */
-const RETRYABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'TOO_MANY_SUBSCRIPTIONS']);
+const RETRYABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'TOO_MANY_SUBSCRIPTIONS', 'SHUTTING_DOWN']);
 
 export interface GraphQLErrorBody {
   message: string;
