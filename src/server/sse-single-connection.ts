@@ -46,7 +46,9 @@ export function useSingleConnectionSSE(options: { endpoint: string; authenticato
           },
           onSubscribe: async (request, params) => {
             const prepared = await prepareOperation(yoga, options.trusted, params, { ...serverContexts.get(request.raw), request: request.raw });
-            return 'errors' in prepared ? { errors: [...prepared.errors] } : ((await prepared.run()) as ExecutionResult);
+            const result = 'errors' in prepared ? { errors: [...prepared.errors] } : await prepared.run();
+            // graphql-sse takes only a result with `data` for one (else a 400): a refused subscribe (SHUTTING_DOWN, a cap) has none.
+            return (Symbol.asyncIterator in result || 'data' in result ? result : { data: null, ...result }) as ExecutionResult;
           },
           onNext: (_context, request, result) => {
             if (endsForShutdown(result as ExecutionResult)) streams.get(streamToken(request.headers, request.url) ?? '')?.();
