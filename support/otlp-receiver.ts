@@ -11,6 +11,8 @@ export interface ReceivedSpan {
   links: { traceId: string; spanId: string }[];
   attributes: Record<string, unknown>;
   resource: Record<string, unknown>;
+  /** 0 unset, 1 ok, 2 error (OTLP's StatusCode), with the error's description. */
+  status: { code: number; message: string };
 }
 
 export interface OtlpReceiver {
@@ -34,7 +36,7 @@ type OtlpAttribute = { key: string; value: OtlpValue };
 interface OtlpRequest {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: { spans?: (Omit<ReceivedSpan, 'attributes' | 'resource' | 'links'> & { attributes?: OtlpAttribute[]; links?: { traceId: string; spanId: string }[] })[] }[];
+    scopeSpans?: { spans?: (Omit<ReceivedSpan, 'attributes' | 'resource' | 'links' | 'status'> & { status?: { code?: number; message?: string }; attributes?: OtlpAttribute[]; links?: { traceId: string; spanId: string }[] })[] }[];
   }[];
 }
 
@@ -94,6 +96,7 @@ function decode(request: OtlpRequest): ReceivedSpan[] {
         links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
         attributes: flatten(span.attributes),
         resource,
+        status: { code: span.status?.code ?? 0, message: span.status?.message ?? '' },
       })),
     );
   });

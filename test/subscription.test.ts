@@ -57,13 +57,19 @@ describe('communityLayerStatusChanged', () => {
     await eventually(() => b.services.statusFeed.subscribers === 0 && b.services.statusFeed.watchedUsers === 0);
   });
 
-  it('ends cleanly on server shutdown', async () => {
+  it('ends on server shutdown as a dropped connection, never with complete, and refuses new streams with 503 SHUTTING_DOWN', async () => {
     const c = await startApp(databaseUrl);
     const stream = await subscribe(c, WATCH, {}, await token('603'));
     expect((await stream.next())?.data.data.communityLayerStatusChanged.status).toBe('ACTIVE');
+    // What stop() does first, once readiness has been false for the grace period.
+    c.services.statusFeed.close();
+    // The body ends with no event at all: graphql-sse retries that, where it takes `complete` as the end.
+    expect(await stream.next()).toBeNull();
+    const refused = await subscribe(c, WATCH, {}, await token('603'));
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect((await refused.next())?.data.errors[0].extensions).toMatchObject({ code: 'SHUTTING_DOWN', retryAfterSeconds: 1 });
     await c.stop();
-    let last = await stream.next();
-    while (last && last.event !== 'complete') last = await stream.next();
     expect(c.services.statusFeed.subscribers).toBe(0);
   });
 });

@@ -6,6 +6,7 @@ import { overloaded, retryLater } from '../graphql/errors.js';
 import { DownstreamRefusal } from '../purge/downstream-refusal.js';
 import { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from '../purge/purge-jobs.js';
 import { AbandonedError, OverloadedError } from '../signals/errors.js';
+import { ShuttingDownError } from '../util/shutting-down.js';
 import { TooManySubscriptionsError } from '../util/subscription-caps.js';
 
 /**
@@ -27,6 +28,8 @@ export function domainError(error: unknown, options: { retryAfterSeconds: number
       details: { limit: error.limit, max: error.max },
     });
   }
+  // A 503 with Retry-After when it refuses a new stream; a stream it ends, each transport ends retryably.
+  if (error instanceof ShuttingDownError) return retryLater('SHUTTING_DOWN', error.message, { retryAfterSeconds, requestId });
   if (error instanceof DownstreamRefusal) return new GraphQLError(error.message, { extensions: { code: error.code } });
   const code = (error as { code?: unknown } | null)?.code;
   if (code === NOT_LEFT_SQLSTATE) {

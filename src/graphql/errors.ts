@@ -21,7 +21,7 @@ export function forbidden(message = 'Not allowed for this caller.'): GraphQLErro
   return new GraphQLError(message, { extensions: { code: 'FORBIDDEN' } });
 }
 
-export type RetryCode = 'SERVICE_UNAVAILABLE' | 'OVERLOADED' | 'TOO_MANY_SUBSCRIPTIONS' | 'RATE_LIMITED';
+export type RetryCode = 'SERVICE_UNAVAILABLE' | 'OVERLOADED' | 'TOO_MANY_SUBSCRIPTIONS' | 'RATE_LIMITED' | 'SHUTTING_DOWN';
 
 export interface RetryLaterOptions {
   retryAfterSeconds: number;
@@ -36,7 +36,8 @@ export interface RetryLaterOptions {
  * A retryable refusal: HTTP 503 (or 429) with Retry-After, also given as
  * `extensions.retryAfterSeconds` for transports without headers (WebSocket, SSE events). `code`
  * tells why: SERVICE_UNAVAILABLE (the database), OVERLOADED (this instance's queue is full),
- * TOO_MANY_SUBSCRIPTIONS (a subscription cap), RATE_LIMITED (429: the caller spent its budget, fair share).
+ * TOO_MANY_SUBSCRIPTIONS (a subscription cap), RATE_LIMITED (429: the caller spent its budget, fair share),
+ * SHUTTING_DOWN (this instance is stopping: subscribe again).
  */
 export function retryLater(code: RetryCode, message: string, options: RetryLaterOptions): GraphQLError {
   const { retryAfterSeconds, status = 503, requestId, details } = options;
@@ -64,4 +65,9 @@ export function tooManyOperations(max: number, retryAfterSeconds: number, reques
 /** The one OVERLOADED answer: the signal queue (or the bulk door before it) is full. */
 export function overloaded(retryAfterSeconds: number, requestId?: string): GraphQLError {
   return retryLater('OVERLOADED', 'Too many signals are waiting to be written; retry shortly.', { retryAfterSeconds, requestId });
+}
+
+/** A result that ends a stream because the instance is stopping (SHUTTING_DOWN): clients are to resubscribe. */
+export function endsForShutdown(result: { errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined } | null | undefined): boolean {
+  return result?.errors?.some((error) => error.extensions?.['code'] === 'SHUTTING_DOWN') ?? false;
 }

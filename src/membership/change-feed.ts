@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { endedStream, heldStream } from '../util/held-stream.js';
+import { heldStream } from '../util/held-stream.js';
+import { ShuttingDownError } from '../util/shutting-down.js';
 import { listMembershipEvents, type MembershipEvent } from './membership-events.store.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 
@@ -45,9 +46,12 @@ export class MembershipChangeFeed {
     return listMembershipEvents(this.db, after, limit);
   }
 
-  /** Events after `after` until the consumer leaves or `close()`. Throws TooManySubscriptionsError beyond a cap. */
+  /**
+   * Events after `after` until the consumer leaves or `close()` (then it fails with
+   * ShuttingDownError). Throws TooManySubscriptionsError beyond a cap, ShuttingDownError once closed.
+   */
   changes(after: bigint, principal: string): AsyncIterableIterator<MembershipEvent> {
-    if (this.closed) return endedStream();
+    if (this.closed) throw new ShuttingDownError();
     const release = this.caps.admit(`feed:${principal}`);
     let stopped = false;
     let wakeNow: (() => void) | null = null;
@@ -68,7 +72,7 @@ export class MembershipChangeFeed {
           }
           if (page.length < this.options.feedPageSize && seen === this.wakeups) await this.nextWake((wake) => (wakeNow = wake));
         }
-        stop();
+        stop(this.closed && !stopped ? new ShuttingDownError() : undefined);
       },
       () => {
         stopped = true;
@@ -78,7 +82,7 @@ export class MembershipChangeFeed {
     );
   }
 
-  /** Ends every stream (server shutdown). */
+  /** Ends every stream with ShuttingDownError (server shutdown): its consumer resumes from its cursor. */
   close(): void {
     this.closed = true;
     for (const waker of [...this.wakers]) waker();

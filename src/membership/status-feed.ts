@@ -2,7 +2,7 @@ import { SlidingBuffer } from '@repeaterjs/repeater';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
-import { endedStream } from '../util/held-stream.js';
+import { ShuttingDownError } from '../util/shutting-down.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 import type { MembershipSync } from './cache/membership-sync.js';
 import type { MembershipState } from './membership-states.store.js';
@@ -58,18 +58,19 @@ export class MembershipStatusFeed {
   }
 
   /**
-   * The current state, then every change, until the client leaves (`return()`) or `close()`.
-   * Throws TooManySubscriptionsError beyond a cap, before the stream exists. The stream keeps only
+   * The current state, then every change, until the client leaves (`return()`) or `close()` (then
+   * it fails with ShuttingDownError). Throws TooManySubscriptionsError beyond a cap, and
+   * ShuttingDownError once closed, before the stream exists. The stream keeps only
    * the latest state the client has not taken yet (a sliding buffer of one, never a queue).
    */
   watch(userId: string): AsyncIterableIterator<MembershipState> {
-    if (this.closed) return endedStream();
+    if (this.closed) throw new ShuttingDownError();
     let subscriber: StateSubscriber | null = null;
     return this.caps.stream<MembershipState>(
       userId,
       // Not async: an idle stream then holds no suspended frame (its end reaches `release` anyway).
       (push, stop) => {
-        if (this.closed) return stop();
+        if (this.closed) return stop(new ShuttingDownError());
         subscriber = newVersionsOnly(push, stop);
         this.follow(userId, subscriber);
       },
@@ -98,12 +99,12 @@ export class MembershipStatusFeed {
     return { reads: this.reads.reads, failedReads: this.reads.failedReads, refused: this.caps.refused };
   }
 
-  /** Ends every stream cleanly (server shutdown). */
+  /** Ends every stream with ShuttingDownError (server shutdown): its client is to subscribe again. */
   close(): void {
     this.closed = true;
     this.stopListening();
     this.reads.close();
-    for (const user of [...this.watched.values()]) for (const subscriber of [...user.subscribers]) subscriber.end();
+    for (const user of [...this.watched.values()]) for (const subscriber of [...user.subscribers]) subscriber.end(new ShuttingDownError());
   }
 
   private follow(userId: string, subscriber: StateSubscriber): void {

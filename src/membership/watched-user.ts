@@ -3,11 +3,12 @@ import type { MembershipState, WatchedVersion } from './membership-states.store.
 /** One subscription's end of a watched user: takes the states worth sending. */
 export interface StateSubscriber {
   deliver(state: MembershipState): void;
-  end(): void;
+  /** With an error: the stream fails with it (after what it holds). */
+  end(error?: Error): void;
 }
 
 /** A subscriber that passes only news on: a client that has a state gets only a new version. */
-export function newVersionsOnly(send: (state: MembershipState) => unknown, end: () => void): StateSubscriber {
+export function newVersionsOnly(send: (state: MembershipState) => unknown, end: (error?: Error) => void): StateSubscriber {
   let sentVersion: string | null | undefined;
   return {
     deliver(state) {

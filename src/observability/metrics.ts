@@ -55,6 +55,12 @@ export class Metrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
+  readonly operations = new Counter({
+    name: 'graphql_operations_total',
+    help: 'GraphQL operations by type and outcome (ok; rejected: the caller\'s error or a limit; failed: the service\'s, alert on these) and the error code that decided it (none when ok).',
+    labelNames: ['type', 'outcome', 'code'] as const,
+    registers: [this.registry],
+  });
 
   readonly fairShare = fairShareMetrics(this.registry);
 

@@ -1,7 +1,7 @@
 import { SlidingBuffer, type Push, type Stop } from '@repeaterjs/repeater';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { endedStream } from '../util/held-stream.js';
+import { ShuttingDownError } from '../util/shutting-down.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 import { progressKey } from './purge-notification.js';
 import { listPurges, type PurgeReceipt } from './purge.store.js';
@@ -46,14 +46,17 @@ export class PurgeProgressFeed {
     private readonly caps: SubscriptionCaps,
   ) {}
 
-  /** The newest receipt now (if any), then each move, until it has FINISHED, the client leaves or close(). */
+  /**
+   * The newest receipt now (if any), then each move, until it has FINISHED, the client leaves or
+   * close() (then it fails with ShuttingDownError; once closed, follow throws it).
+   */
   follow(userId: string): AsyncIterableIterator<PurgeReceipt> {
-    if (this.closed) return endedStream();
+    if (this.closed) throw new ShuttingDownError();
     let follower: Follower | null = null;
     return this.caps.stream<PurgeReceipt>(
       userId,
       async (push, stop) => {
-        if (this.closed) return stop();
+        if (this.closed) return stop(new ShuttingDownError());
         follower = { push, stop, shown: '' };
         const user = this.userFor(userId);
         user.followers.add(follower);
@@ -92,10 +95,10 @@ export class PurgeProgressFeed {
     return this.followed.size;
   }
 
-  /** Ends every stream cleanly (server shutdown). */
+  /** Ends every stream with ShuttingDownError (server shutdown): its client is to subscribe again. */
   close(): void {
     this.closed = true;
-    for (const user of [...this.followed.values()]) for (const follower of [...user.followers]) follower.stop();
+    for (const user of [...this.followed.values()]) for (const follower of [...user.followers]) follower.stop(new ShuttingDownError());
   }
 
   private userFor(userId: string): FollowedUser {

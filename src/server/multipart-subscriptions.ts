@@ -1,6 +1,6 @@
-import type { ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { endWithError, publicResult } from '../graphql/public-result.js';
+import { endWithError, publicError, publicResult } from '../graphql/public-result.js';
 
 type ResultProcessor = Parameters<Parameters<NonNullable<Plugin['onResultProcess']>>[0]['setResultProcessor']>[0];
 
@@ -13,15 +13,33 @@ const HEARTBEAT_MS = 5_000;
  * an empty `{}` part every 5 s so proxies keep the response open, `--graphql--` at the end. Yoga
  * answers multipart only for @defer/@stream, in another framing, so this adds the subscription
  * case; the request has already been through parsing, limits, authorization and masking.
+ *
+ * A subscription refused for a while (a 503 with Retry-After: SHUTTING_DOWN, SERVICE_UNAVAILABLE,
+ * …) is answered as the protocol's transport error (`{"payload": null, "errors": […]}`) with that
+ * status: Apollo's RetryLink retries it, where the same error as GraphQL JSON ends the subscription.
  */
 export function useMultipartSubscriptions(): Plugin {
   return {
     onResultProcess: ({ request, result, setResultProcessor }) => {
-      if (!(Symbol.asyncIterator in Object(result)) || !wantsMultipartSubscription(request)) return;
-      setResultProcessor(processMultipartSubscription, 'multipart/mixed');
+      if (!wantsMultipartSubscription(request)) return;
+      if (Symbol.asyncIterator in Object(result)) setResultProcessor(processMultipartSubscription, 'multipart/mixed');
+      else if (unavailable(result as ExecutionResult)) setResultProcessor(processTransportError, 'multipart/mixed');
     },
   };
 }
+
+const CONTENT_TYPE = `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec=1.0`;
+
+function unavailable(result: ExecutionResult): GraphQLError | undefined {
+  return result.errors?.find((error) => (error.extensions?.['http'] as { status?: number } | undefined)?.status === 503);
+}
+
+const processTransportError: ResultProcessor = (result, fetchAPI) => {
+  const error = unavailable(result as ExecutionResult)!;
+  const { headers } = error.extensions['http'] as { headers?: Record<string, string> };
+  const body = `\r\n--${BOUNDARY}\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify({ payload: null, errors: [publicError(error)] })}\r\n--${BOUNDARY}--\r\n`;
+  return new fetchAPI.Response(body, { status: 503, headers: { ...headers, 'content-type': CONTENT_TYPE, 'cache-control': 'no-store' } });
+};
 
 function wantsMultipartSubscription(request: Request): boolean {
   return (request.headers.get('accept') ?? '')
@@ -64,7 +82,7 @@ const processMultipartSubscription: ResultProcessor = (result, fetchAPI) => {
   return new fetchAPI.Response(body, {
     status: 200,
     headers: {
-      'content-type': `multipart/mixed;boundary="${BOUNDARY}";subscriptionSpec=1.0`,
+      'content-type': CONTENT_TYPE,
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     },

@@ -1,6 +1,6 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
-import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   ATTR_HTTP_REQUEST_METHOD,
@@ -9,6 +9,7 @@ import {
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import type { Logger } from 'pino';
+import { outcomeOf } from '../graphql/outcome.js';
 
 /** What the access log tells of a request beyond HTTP, filled in while it runs. */
 export interface RequestRecord {
@@ -18,6 +19,8 @@ export interface RequestRecord {
   signals: number;
   /** Refused 429 RATE_LIMITED by fair share: which limit (`budget`, `membershipChanges`). */
   limited?: string;
+  /** The `extensions.code` of the errors the GraphQL answer carried (none: absent). */
+  errors?: string[];
 }
 
 export interface RequestObserverOptions {
@@ -46,7 +49,10 @@ const ROUTES = new Set(['/graphql', '/settings', '/']);
 
 /**
  * The HTTP request's span, a child of the caller's W3C `traceparent` (the propagator is used
- * directly, not installed globally), and one access-log line when the response closes.
+ * directly, not installed globally), and one access-log line when the response closes, with the
+ * outcome (`ok`, `rejected` or `failed`: src/graphql/outcome.ts) from the HTTP status and the
+ * GraphQL error codes, which a GraphQL answer may carry with a 200. A failed request's span has
+ * status ERROR.
  * `bytesOut` is what the connection carried for this response, headers included (requests on one
  * keep-alive connection are sequential).
  */
@@ -66,8 +72,11 @@ export function requestObserver(options: RequestObserverOptions): RequestObserve
     const span = tracer ? startSpan(tracer, parent, method, path, requestId) : null;
     const record: RequestRecord = { operationName: null, operationType: null, signals: 0 };
     res.once('close', () => {
+      const errors = record.errors ?? [];
+      const outcome = outcomeOf(errors, res.statusCode);
       if (span) {
         span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+        if (outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: errors.join(', ') || `HTTP ${res.statusCode}` });
         span.end();
       }
       if (!logged || (options.accessLogSample < 1 && Math.random() >= options.accessLogSample)) return;
@@ -80,6 +89,8 @@ export function requestObserver(options: RequestObserverOptions): RequestObserve
           method,
           path,
           status: res.statusCode,
+          outcome,
+          ...(errors.length > 0 ? { errors } : {}),
           ...(res.writableFinished ? {} : { aborted: true }),
           durationMs: Math.round((performance.now() - started) * 1000) / 1000,
           bytesIn: Number(req.headers['content-length'] ?? 0),

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { ExecutionResult } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
-import { overloaded, tooManyOperations } from '../graphql/errors.js';
+import { endsForShutdown, overloaded, tooManyOperations } from '../graphql/errors.js';
 import { publicError, publicResult } from '../graphql/public-result.js';
 import type { TrustedDocuments } from '../graphql/trusted-documents/trusted-documents.js';
 import type { BulkAdmission } from './bulk-admission.js';
@@ -108,7 +108,12 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         );
         return 'errors' in prepared ? prepared.errors : { ...prepared.args, rootValue: prepared };
       },
-      onNext: (_context, _id, _payload, _args, result) => publicResult(result as ExecutionResult) as never,
+      onNext: (context, _id, _payload, _args, result) => {
+        // The instance is stopping: the socket closes as going away (1001), which graphql-ws
+        // clients retry, resubscribing everything, rather than with `complete`, which ends a subscription.
+        if (endsForShutdown(result as ExecutionResult)) context.extra.socket.close(1001, 'Going away');
+        return publicResult(result as ExecutionResult) as never;
+      },
       onError: (_context, _id, _payload, errors) => errors.map(publicError),
     },
     server,

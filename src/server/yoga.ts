@@ -8,6 +8,7 @@ import { schema } from '../api/schema.js';
 import { EXTRA_PARAM_NAMES } from './trusted-document-params.js';
 import type { RequestRecord } from './request-observer.js';
 import type { GraphiQLPage } from './graphiql.js';
+import { useRetryableStreamEnds } from './stream-shutdown.js';
 
 export interface RequestScope {
   requestId: string;
@@ -87,6 +88,7 @@ export function createGraphQLServer({ config, services, authenticator, requestSc
       const known = authenticator.known(credential);
       return known ? build(known) : authenticator.authenticate(credential).then(build);
     },
-    plugins: plugins.map(({ plugin }) => plugin),
+    // Not a request layer to leave out: without it a rollout ends subscriptions for good.
+    plugins: [...plugins.map(({ plugin }) => plugin), useRetryableStreamEnds()],
   });
 }

@@ -40,11 +40,6 @@ export function heldStream<T>(executor: (push: Push<T>, stop: Stop) => unknown, 
   return new HeldRepeater(executor, release, buffer);
 }
 
-/** A stream that completes at once (subscribing while the server shuts down). */
-export function endedStream<T>(): AsyncIterableIterator<T> {
-  return new Repeater<T>((_push, stop) => stop());
-}
-
 /**
  * Pushes every value of `source` (one at a time, as the consumer asks) until it ends or the stream
  * stops, then stops the stream. A source that throws rejects, and so fails the stream with its error.

@@ -1,5 +1,5 @@
 /** Codes the server sends for trouble that passes: retry later (with `Retry-After`). */
-const RETRYABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'TOO_MANY_SUBSCRIPTIONS', 'RATE_LIMITED']);
+const RETRYABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'TOO_MANY_SUBSCRIPTIONS', 'RATE_LIMITED', 'SHUTTING_DOWN']);
 
 export interface GraphQLErrorBody {
   message: string;
