@@ -23,19 +23,22 @@ import { kubeSecrets } from '../../src/cli/kube-secret-objects.js';
  */
 const { values } = parseArgs({ options: { 'env-file': { type: 'string' }, out: { type: 'string' }, ports: { type: 'string' } } });
 if (!values['env-file'] || !values.out || !values.ports) throw new Error('usage: kube-local.ts --env-file F --out DIR --ports A,B,C,D,E');
-const [server, serverMetrics, delivery, deliveryMetrics, pgbouncer] = values.ports.split(',').map(Number);
+const numbers = values.ports.split(',').map(Number);
+if (numbers.length !== 5 || numbers.some((port) => !Number.isInteger(port) || port <= 0)) throw new Error('--ports: five port numbers');
+const [server, serverMetrics, delivery, deliveryMetrics, pgbouncer] = numbers as [number, number, number, number, number];
 const environment = Object.fromEntries(
   (await readFile(values['env-file'], 'utf8'))
     .split('\n')
     .filter((line) => line.includes('='))
     .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
 );
+if (!environment.DATABASE_URL) throw new Error(`${values['env-file']}: no DATABASE_URL`);
 const postgres = new URL(environment.DATABASE_URL);
 
 const manifest = path.join(import.meta.dirname, '../../deploy/kubernetes/community-layer.yaml');
 const objects = parseAllDocuments(await readFile(manifest, 'utf8')).map((document) => document.toJS());
 const configMaps = new Map<string, Record<string, string>>(objects.filter((object) => object.kind === 'ConfigMap').map((object) => [object.metadata.name, object.data]));
-const ports: Record<string, [http: number, metrics: number]> = { 'community-layer': [server, serverMetrics], 'community-layer-delivery': [delivery, deliveryMetrics] };
+const ports: Partial<Record<string, [http: number, metrics: number]>> = { 'community-layer': [server, serverMetrics], 'community-layer-delivery': [delivery, deliveryMetrics] };
 
 function onHost(spec: any, name: string) {
   spec.hostNetwork = true;
@@ -56,10 +59,10 @@ function onHost(spec: any, name: string) {
       container.envFrom = container.envFrom.filter((source: any) => !source.configMapRef);
     }
     // On the host's network a declared port is a mapping to podman, which it refuses; probes name ports.
-    const numbers: Record<string, number> = { http, metrics, pgbouncer };
+    const named: Record<string, number | undefined> = { http, metrics, pgbouncer };
     for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe'].map((key) => container[key]).filter(Boolean)) {
       const action = probe.httpGet ?? probe.tcpSocket;
-      if (typeof action?.port === 'string') action.port = numbers[action.port];
+      if (typeof action?.port === 'string') action.port = named[action.port];
     }
     delete container.ports;
   }

@@ -73,7 +73,7 @@ echo "check: every container runs as a non-root user on a read-only root"
 send_signal "$port" "$(podman exec "$server" node dist/src/cli/token.js --service kube-check --scope signals:write)"
 # Prometheus scrapes from another host: the metrics listener must answer on a non-loopback address.
 address=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -v '^127\.' | grep -v ':' | head -n1 || true)
-grep -q '^community_signals_total' <<<"$(curl -fsS "http://${address:-127.0.0.1}:$metrics_port/metrics")" || { echo "check: no metrics at ${address:-127.0.0.1}:$metrics_port" >&2; exit 1; }
+grep -q '^# HELP community_' <<<"$(curl -fsS "http://${address:-127.0.0.1}:$metrics_port/metrics")" || { echo "check: no metrics at ${address:-127.0.0.1}:$metrics_port" >&2; exit 1; }
 grep -q 'login attempt: db=community_layer' <<<"$(podman logs community-layer-pgbouncer-pod-0-pgbouncer 2>&1)" || { echo "check: nothing went through PgBouncer" >&2; exit 1; }
 echo "check: /metrics answers at ${address:-127.0.0.1}:$metrics_port (METRICS_HOST from the manifest)"
 
