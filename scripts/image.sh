@@ -39,4 +39,4 @@ bash scripts/image-base.sh "$context/base.tar"
 
 buildah bud --quiet --format docker --layers=false -f deploy/image/Containerfile -t "$tag" "$context" >/dev/null
 size=$(podman image inspect --format '{{.Size}}' "$tag")
-echo "image: built $tag (Node.js $("$context/node" --version)) in $(($(date +%s) - started)) s, $((size / 1000000)) MB"
+echo "image: built $tag (Node.js $("$context/node" --version)) in $(($(date +%s) - started)) s, $((size / 1000000)) MB ($(du -sm "$context/app/node_modules" | cut -f1) MB of it node_modules)"

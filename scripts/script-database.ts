@@ -17,11 +17,12 @@ export interface ScriptDatabase {
  * temporary folder and, with `pgbouncer`, a PgBouncer in transaction mode before it (LISTEN and
  * migrations straight to PostgreSQL). A transaction pooler passes no session settings, so the role
  * carries the limits, set before PgBouncer opens a server session: the configured defaults, which
- * start-up then finds (a restated copy here would drift from them).
+ * start-up then finds (a restated copy here would drift from them). `roleLimits` alone: the same, for a
+ * PgBouncer the caller runs itself (the manifest check runs the PgBouncer image).
  */
-export async function startScriptDatabase(options: { pgbouncer: boolean }): Promise<ScriptDatabase> {
+export async function startScriptDatabase(options: { pgbouncer: boolean; roleLimits?: boolean }): Promise<ScriptDatabase> {
   const database = await startTemporaryPostgres('community_layer');
-  if (options.pgbouncer) {
+  if (options.pgbouncer || options.roleLimits) {
     const { statementTimeoutMs, lockTimeoutMs, idleInTransactionTimeoutMs } = loadConfig({}).database;
     const limits = { statement_timeout: statementTimeoutMs, lock_timeout: lockTimeoutMs, idle_in_transaction_session_timeout: idleInTransactionTimeoutMs };
     const client = new pg.Client({ connectionString: database.url });

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { eventually, freshDatabase, readiness, rowCounts, sqlClient, startApp, token } from './support/harness.js';
+import { capturedLog, eventually, freshDatabase, readiness, rowCounts, sqlClient, startApp, token } from './support/harness.js';
 import { StallingProxy } from './support/stalling-proxy.js';
 
 const USER = '4200';
@@ -100,6 +100,36 @@ describe('a database that stops answering (a TCP path that goes silent)', () => 
     // Each of these takes one of the pooled connections that went silent, or waits for a new one.
     await Promise.all([expectRetryable(app), expectRetryable(app)]);
     expect((await readiness(app)).checks['database']).toBe(false);
+    proxy.resume();
+    await eventually(async () => (await readiness(app)).ok);
+    expect((await send(app, WRITES.signal)).status).toBe(200);
+  });
+});
+
+describe('a signal when the database stops answering', () => {
+  const proxy = new StallingProxy();
+  const log = capturedLog();
+  let app: App;
+
+  beforeAll(async () => {
+    app = await startApp(await proxy.start(await freshDatabase()), { DB_STATEMENT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '2000', DB_ACQUIRE_TIMEOUT_MS: '1000' }, { logger: log.logger });
+  });
+  afterAll(async () => {
+    proxy.resume();
+    await app?.stop();
+    await proxy.stop();
+  });
+
+  // Its 503 comes after one deadline, as a leave's or a status read's does: its group is not resent
+  // (each resend would wait the deadline again) nor split into requests written one by one.
+  it('answers 503 after one attempt of its group, then is stored once the database answers again', async () => {
+    expect((await send(app, WRITES.signal)).status).toBe(200);
+    proxy.stall();
+    const answers = await Promise.all([send(app, WRITES.signal), send(app, WRITES.signals), send(app, WRITES.signal)]);
+    expect(answers).toEqual(Array(3).fill({ status: 503, retryAfter: '1', code: 'SERVICE_UNAVAILABLE' }));
+    const messages = log.entries.map((entry) => entry.msg);
+    expect(messages).not.toContain('signal group failed; resending it with the same event ids');
+    expect(messages).not.toContain('signal group failed; writing its requests one by one');
     proxy.resume();
     await eventually(async () => (await readiness(app)).ok);
     expect((await send(app, WRITES.signal)).status).toBe(200);

@@ -3,6 +3,8 @@
 # compiled migrate, then `npm start` (no compiling: dist/ is up to date) against a real PostgreSQL,
 # with MIGRATE_ON_START=false; it serves, and SIGTERM drains it to exit 0. Also: every CLI runs from
 # dist/ without dev dependencies, and a start without DATABASE_URL says in one paragraph what is missing.
+# Each operator command of docs/operations.md runs here as it is documented, `npm run …` included
+# (those of a development checkout only, writing generated files, are named so there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/checks/common.sh
@@ -28,6 +30,11 @@ node dist/src/cli/documents.js --check
 node dist/src/cli/settings-doc.js --check
 node dist/src/cli/token.js --help >/dev/null
 node dist/src/cli/migrate.js --help >/dev/null
+node dist/src/cli/kube-secrets.js --listen-url postgres://app:pw@postgres-primary:5432/app | grep -q RECEIPT_SIGNING_KEY
+# The npm scripts operators run: their compiled form (scripts/cli.mjs), no tsx.
+npm run -s schema:check
+npm run -s documents:check
+npm run -s settings:check
 
 # No DATABASE_URL and no embedded PostgreSQL: one paragraph, exit 1.
 if NODE_ENV=development PORT=0 LOG_LEVEL=warn node dist/src/main.js >"$tree.log" 2>&1; then
@@ -49,6 +56,11 @@ MIGRATE_ON_START=false PORT=$port npm start >"$tree.log" 2>&1 &
 server=$!
 wait_ready "$port" 60 "kill -0 $server 2>/dev/null" || { cat "$tree.log" >&2; exit 1; }
 send_signal "$port" "$(npm run -s token -- --service production-check --scope signals:write)"
+PORT=$port node dist/src/cli/healthcheck.js
+npm run -s documents:register -- trusted-documents.json | grep -q '^registered '
+npm run -s processors -- list >/dev/null
+npm run -s webhooks -- list >/dev/null
+echo "check: in the production install: schema:check, documents:check, settings:check, documents:register, processors, webhooks, token, healthcheck, kube-secrets, migrate and start ran"
 # SIGTERM to the service itself, as a process manager sends it (npm would only pass it on).
 kill -TERM "$(descendant_running "$server" dist/src/main.js)"
 status=0

@@ -5,7 +5,7 @@ import { downstream } from './groups/downstream.js';
 import { fairShare } from './groups/fair-share.js';
 import { webhooks } from './groups/webhooks.js';
 import { graphql, requestBudget } from './groups/graphql.js';
-import { bulk, http, metrics } from './groups/http.js';
+import { bulk, derivedMetricsPort, http, metrics } from './groups/http.js';
 import { cache, listener, subscriptions } from './groups/membership.js';
 import { accessLog, tracing } from './groups/observability.js';
 import { purge } from './groups/purge.js';
@@ -47,10 +47,11 @@ export const configuration = group(
         databaseInProduction(config.database, ctx);
         authInProduction(config.auth, ctx);
       })
-      .transform(({ graphql, database, ...config }) => {
+      .transform(({ graphql, database, metrics, ...config }) => {
         const development = config.env !== 'production';
         return {
           ...config,
+          metrics: { ...metrics, port: metrics.port ?? derivedMetricsPort(config.http.port) },
           database: { ...database, migrateOnStart: database.migrateOnStart ?? development },
           graphql: {
             ...graphql,

@@ -49,3 +49,13 @@ export function mustDiscardConnection(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   return (error as { code?: unknown }).code === READ_ONLY_SQLSTATE || error.message === QUERY_DEADLINE_MESSAGE;
 }
+
+/**
+ * The database did not answer within a deadline: a statement past `query_timeout`, or no connection
+ * (a free one, or a new one opened) within `DB_ACQUIRE_TIMEOUT_MS`. Trying again at once would wait the whole deadline again.
+ */
+export function isDeadlineError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  // pg's words: a statement's deadline, a pool wait, a new connection that never completed its start-up.
+  return [QUERY_DEADLINE_MESSAGE, 'timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'].some((message) => error.message.includes(message));
+}

@@ -1,6 +1,7 @@
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { isDeadlineError } from '../db/database-errors.js';
 import type { Database } from '../db/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { QueuedRequest, SignalOutcome } from './queued-request.js';
@@ -34,8 +35,10 @@ export class GroupWriter {
       }
     } catch (error) {
       trace.getActiveSpan()?.setStatus({ code: SpanStatusCode.ERROR });
-      if (jobs.length === 1) {
-        jobs[0]!.reject(error);
+      // A database that did not answer fails every job alike: writing them one by one would wait
+      // the deadline once more for each.
+      if (jobs.length === 1 || isDeadlineError(error)) {
+        for (const job of jobs) job.reject(error);
         return;
       }
       // One bad job must not fail its neighbours: retry each alone (same event ids: a no-op for what

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { count, group, milliseconds, setting } from '../setting.js';
+import { count, group, milliseconds, optional, setting } from '../setting.js';
 
 const bytes = count(1024, 64 * 1024 * 1024);
 
@@ -44,5 +44,16 @@ export const bulk = group({
 /** Prometheus metrics, on a listener of their own: the API port is public. */
 export const metrics = group({
   host: setting('METRICS_HOST', z.string().min(1).default('127.0.0.1'), 'where `GET /metrics` listens (loopback: a scraper on the same host or pod)'),
-  port: setting('METRICS_PORT', count(0, 65_535).default(9464), 'its port (`0`: any free port)'),
+  port: setting(
+    'METRICS_PORT',
+    optional(count(0, 65_535)),
+    'its port (`0`: any free port)',
+    '`PORT` + 5464 (9464 with the default `PORT`), so instances on one machine with different `PORT`s never collide; `0` when `PORT` is 0 or the sum is past 65535',
+  ),
 });
+
+/** The metrics port when METRICS_PORT is unset: beside the API's, so another PORT gets another one. */
+export function derivedMetricsPort(apiPort: number): number {
+  const port = apiPort + 5464;
+  return apiPort === 0 || port > 65_535 ? 0 : port;
+}
