@@ -11,8 +11,8 @@ export default defineConfig({
     alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }],
   },
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
+    globalSetup: ['test/support/build-packages.ts', 'test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -1,5 +1,5 @@
 /** Codes the server sends for trouble that passes: retry later (with `Retry-After`). */
-const RETRYABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'TOO_MANY_SUBSCRIPTIONS']);
+const RETRYABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'RATE_LIMITED', 'TOO_MANY_SUBSCRIPTIONS']);
 
 export interface GraphQLErrorBody {
   message: string;
