@@ -68,7 +68,8 @@ export class Sender {
       this.buffer.push({ signal: withId, bytes, resolve: (outcome) => (this.held--, resolve(outcome)) });
       this.bufferedBytes += bytes;
       if (this.buffer.length >= this.options.maxBatchSize) this.cut();
-      else this.timer ??= setTimeout(() => this.cut(), this.options.flushIntervalMs).unref();
+      // Not unref(): buffered signals keep the process alive until they are sent (a script ends after them).
+      else this.timer ??= setTimeout(() => this.cut(), this.options.flushIntervalMs);
     });
   }
 
