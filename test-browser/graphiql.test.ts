@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
@@ -69,5 +70,33 @@ describe('GraphiQL', () => {
     expect(onTheWire).toBeLessThan(2 * 1024 * 1024);
     expect(blocked).toEqual([]);
     await page.close();
+  }, 180_000);
+
+  it("the README's second tab: in the same profile, its Watch link opens GraphiQL on Watch alone, and ▶ runs it live", async () => {
+    // The link exactly as the README gives it, pointed at this server.
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    const link = new URL(/\[GraphiQL with only `Watch`\]\((http:[^)\s]+)\)/.exec(readme)![1]!);
+    const first = await context.newPage();
+    first.setDefaultTimeout(90_000);
+    await first.goto(app.url);
+    await first.locator('.graphiql-query-editor').getByText('query Before').waitFor();
+
+    // Same browser context: the first page's tabs are in its storage, as in one browser profile.
+    const second = await context.newPage();
+    second.setDefaultTimeout(90_000);
+    await second.goto(`${app.url}${link.search}`);
+    const editor = second.locator('.graphiql-query-editor');
+    await editor.getByText('subscription Watch').waitFor();
+    expect(await editor.getByText('query Before').count()).toBe(0);
+    // One operation in the editor: ▶ runs it at once, no menu to pick from.
+    await second.locator('.graphiql-execute-button').click();
+    const response = second.locator('.graphiql-response');
+    await response.getByText('"ACTIVE"').waitFor();
+    await gql(app, 'mutation { leaveCommunityLayer(userId: "42") { status } }');
+    await response.getByText('"LEFT"').waitFor();
+    await gql(app, 'mutation { rejoinCommunityLayer(userId: "42") { status } }');
+    await response.getByText('"ACTIVE"').waitFor();
+    expect(blocked).toEqual([]);
+    await Promise.all([first.close(), second.close()]);
   }, 180_000);
 });

@@ -13,6 +13,7 @@ import {
   type GraphQLSchema,
   type ValueNode,
 } from 'graphql';
+import { coercesToItself, createCoercionMemo } from '../graphql/limits/coerced-variables.js';
 import { fieldNamedIn } from './argument-paths.js';
 import type { InvalidSignal } from './signal-validation.js';
 
@@ -59,8 +60,11 @@ export function coerceItemByItem(
     const list = type && isNonNullType(type) ? type.ofType : type;
     if (!eligible.has(name) || !Array.isArray(value) || !list || !isListType(list)) continue;
     const items: RefusedItems = { total: value.length, kept: [], refused: [] };
+    const memo = createCoercionMemo();
     value.forEach((item: unknown, index) => {
-      const problem = firstProblem(item, list.ofType as GraphQLInputType);
+      // Most items are already what coercion makes of them (checked without allocating): only the
+      // others pay for a full coercion, which names the problem.
+      const problem = coercesToItself(item, list.ofType as GraphQLInputType, memo) ? null : firstProblem(item, list.ofType as GraphQLInputType);
       if (problem === null) return void items.kept.push(index);
       const argument = `${LIST_ARGUMENT}[${index}]${problem.path}`;
       items.refused.push({ index, argument, code: 'BAD_USER_INPUT', message: `Invalid value for argument "${argument}": ${problem.message}` });
