@@ -69,7 +69,8 @@ module.exports = {
     {
       name: 'packages-stand-alone',
       severity: 'error',
-      comment: 'A workspace package is installed by other services: it never imports the server or its tests (its own tests, under test/, run against the real server).',
+      comment:
+        "A workspace package is installed by other services: its code never imports the server or its tests. Its own tests (packages/*/test/, never published) run it against the real server.",
       from: { path: '^packages/', pathNot: '^packages/[^/]+/test/' },
       to: { path: '^(src|support|test|test-browser|bench|scripts|examples)/' },
     },

@@ -12,7 +12,7 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    globalSetup: ['test/support/build-packages.ts', 'test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

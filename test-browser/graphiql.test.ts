@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
@@ -69,5 +70,35 @@ describe('GraphiQL', () => {
     expect(onTheWire).toBeLessThan(2 * 1024 * 1024);
     expect(blocked).toEqual([]);
     await page.close();
+  }, 180_000);
+
+  it("the README's second tab: in the same profile, its Watch link opens GraphiQL on Watch alone, and ▶ runs it live", async () => {
+    // The link exactly as the README gives it, pointed at this server.
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    const link = new URL(/\[GraphiQL with only `Watch`\]\((http:[^)\s]+)\)/.exec(readme)![1]!);
+    // A profile of its own (the first test's stream aside), shared by both tabs: the first tab's
+    // GraphiQL tabs are in its storage when the second opens, as in one browser profile.
+    const profile = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    await profile.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('internetdisconnected')));
+    const first = await profile.newPage();
+    first.setDefaultTimeout(90_000);
+    await first.goto(app.url);
+    await first.locator('.graphiql-query-editor').getByText('query Before').waitFor();
+
+    const second = await profile.newPage();
+    second.setDefaultTimeout(90_000);
+    await second.goto(`${app.url}${link.search}`);
+    const editor = second.locator('.graphiql-query-editor');
+    await editor.getByText('subscription Watch').waitFor();
+    expect(await editor.getByText('query Before').count()).toBe(0);
+    // One operation in the editor: ▶ runs it at once, no menu to pick from.
+    await second.locator('.graphiql-execute-button').click();
+    const response = second.locator('.graphiql-response');
+    await response.getByText('"ACTIVE"').waitFor();
+    await gql(app, 'mutation { leaveCommunityLayer(userId: "42") { status } }');
+    await response.getByText('"LEFT"').waitFor();
+    await gql(app, 'mutation { rejoinCommunityLayer(userId: "42") { status } }');
+    await response.getByText('"ACTIVE"').waitFor();
+    await profile.close();
   }, 180_000);
 });

@@ -12,6 +12,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { PurgeJobs } from '../purge/purge-jobs.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
 import type { SignalReads } from '../signals/signal-reads.js';
+import type { PerItemCoercion } from './per-item-coercion.js';
 
 /**
  * What resolvers may use; built once per app by the composition root. Each capability is reached
@@ -33,7 +34,7 @@ export interface Services {
   fairShare: FairShare;
 }
 
-export interface GraphQLContext {
+export interface GraphQLContext extends PerItemCoercion {
   services: Services;
   /** Aborts when the client disconnects (the HTTP request's signal). */
   signal: AbortSignal;

@@ -1,6 +1,7 @@
 import { GraphQLError, type ASTNode, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { argumentPaths, fieldNamedIn, isArgumentValue, variableArguments } from './argument-paths.js';
+import { coerceItemByItem, type PerItemCoercion } from './per-item-coercion.js';
 import { ScalarInputError } from './scalars.js';
 
 /**
@@ -13,16 +14,26 @@ import { ScalarInputError } from './scalars.js';
  * - literals that fail validation (a bad scalar, enum value or input field), which graphql-js
  *   reports without a code;
  * - the server's own checks (signal-validation.ts), which build the shape themselves.
+ * A batch asking for invalid items one by one (`invalid: SKIP`, `validateSignals`) has its list
+ * variable coerced item by item first (per-item-coercion.ts): those items never fail the call.
  */
-export function useInputErrorCodes(): Plugin {
+export function useInputErrorCodes(): Plugin<PerItemCoercion> {
   return {
-    onExecute: ({ args }) => ({
-      onExecuteDone: ({ result, setResult }) => {
-        if (!('errors' in result) || !result.errors || result.data !== undefined) return;
-        const variables = variableArguments(args.document);
-        setResult({ ...result, errors: result.errors.map((error) => (needsShape(error) ? variableError(error, variables) : error)) });
-      },
-    }),
+    onExecute: ({ args, extendContext }) => {
+      const perItem = coerceItemByItem(args.schema, args.document, args.operationName, args.variableValues);
+      if (perItem) {
+        // The same args object reaches the later plugins (limits measure the kept items) and the executor.
+        args.variableValues = perItem.variables;
+        extendContext({ refusedItems: perItem.refusedItems });
+      }
+      return {
+        onExecuteDone: ({ result, setResult }) => {
+          if (!('errors' in result) || !result.errors || result.data !== undefined) return;
+          const variables = variableArguments(args.document);
+          setResult({ ...result, errors: result.errors.map((error) => (needsShape(error) ? variableError(error, variables) : error)) });
+        },
+      };
+    },
     onValidate: ({ params }) =>
       ({ result, setResult }) => {
         const inputErrors = result.filter(isLiteralInputError);

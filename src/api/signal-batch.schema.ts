@@ -2,14 +2,16 @@ import { rules } from './auth-rules.js';
 import { builder } from './builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import type { SignalOutcome } from '../signals/queued-request.js';
+import type { SignalInput } from '../signals/signal-input.js';
 import { distinctCohorts, MAX_SIGNALS_PER_CALL, SignalInputRef, SignalResultRef } from './signal.schema.js';
-import { checkSignals, countRefused, validatedSignals, type InvalidSignal } from './signal-validation.js';
+import { refusedItemsOf } from './per-item-coercion.js';
+import { checkSignals, countRefused, validatedSignals, type CheckedSignals, type InvalidSignal } from './signal-validation.js';
 
 const InvalidSignalsEnum = builder.enumType('InvalidSignals', {
   description: 'What a batch does with invalid signals.',
   values: {
     REJECT_ALL: { description: 'Store nothing: the call fails with BAD_USER_INPUT, `extensions.invalid` listing every invalid signal.' },
-    SKIP: { description: 'Store the valid signals; each invalid one is an InvalidSignal in the result, in input order.' },
+    SKIP: { description: 'Store the valid signals; each invalid one is an InvalidSignal in the result, in input order. With `inputs` as a variable, that includes values GraphQL cannot coerce (a date that does not exist, an unknown kind).' },
   },
 });
 
@@ -42,6 +44,16 @@ const SignalBatchRef = builder.objectRef<{ items: Item[] }>('SignalBatch').imple
 
 const path = (index: number) => `inputs[${index}]`;
 
+/** The call's signals checked, with the items coercion already refused (per-item-coercion.ts) put back in place. */
+function checkedBatch(inputs: readonly SignalInput[], refused: ReturnType<typeof refusedItemsOf>): CheckedSignals & { total: number } {
+  if (inputs.length + (refused?.refused.length ?? 0) === 0 || (refused?.total ?? inputs.length) > MAX_SIGNALS_PER_CALL) {
+    throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
+  }
+  const checked = checkSignals(inputs, path, refused?.kept);
+  if (!refused) return { ...checked, total: inputs.length };
+  return { valid: checked.valid, invalid: [...refused.refused, ...checked.invalid].sort((a, b) => a.index - b.index), total: refused.total };
+}
+
 builder.mutationField('sendSignals', (t) =>
   t.field({
     type: SignalBatchRef,
@@ -57,13 +69,16 @@ builder.mutationField('sendSignals', (t) =>
       },
     },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
-    resolve: async (_root, { inputs, invalid }, { services, signal }) => {
-      if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
-      if (invalid !== 'SKIP') return { items: await services.signals.submit(validatedSignals(inputs, path, services.metrics), signal) };
-      const checked = checkSignals(inputs, path);
+    resolve: async (_root, { inputs, invalid }, context, info) => {
+      const { services, signal } = context;
+      if (invalid !== 'SKIP') {
+        if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
+        return { items: await services.signals.submit(validatedSignals(inputs, path, services.metrics), signal) };
+      }
+      const checked = checkedBatch(inputs, refusedItemsOf(context, info));
       countRefused(services.metrics, checked.invalid.length, 0);
       const outcomes = checked.valid.length > 0 ? await services.signals.submit(checked.valid.map(({ signal: valid }) => valid), signal) : [];
-      const items: Item[] = new Array<Item>(inputs.length);
+      const items: Item[] = new Array<Item>(checked.total);
       checked.valid.forEach(({ index }, i) => (items[index] = outcomes[i]!));
       for (const refused of checked.invalid) items[refused.index] = refused;
       return { items };
@@ -74,13 +89,10 @@ builder.mutationField('sendSignals', (t) =>
 builder.mutationField('validateSignals', (t) =>
   t.field({
     type: [InvalidSignalRef],
-    description: 'Checks a batch exactly as `sendSignals` would (validation and authorization) without storing anything: the invalid signals, in input order (none: all valid).',
+    description: 'Checks a batch exactly as `sendSignals(invalid: SKIP)` would (validation, coercion of a variable item by item, and authorization) without storing anything: the invalid signals, in input order (none: all valid).',
     args: { inputs: t.arg({ type: [SignalInputRef], required: true, description: `1 to ${MAX_SIGNALS_PER_CALL} signals.` }) },
     extensions: { cost: { listSize: ({ inputs }) => inputs.length } },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
-    resolve: (_root, { inputs }) => {
-      if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
-      return checkSignals(inputs, path).invalid;
-    },
+    resolve: (_root, { inputs }, context, info) => checkedBatch(inputs, refusedItemsOf(context, info)).invalid,
   }),
 );

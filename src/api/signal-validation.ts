@@ -16,10 +16,14 @@ export interface CheckedSignals {
   invalid: InvalidSignal[];
 }
 
-/** Every signal of a call checked, none stored: all problems at once, in input order. */
-export function checkSignals(inputs: readonly SignalInput[], path: (index: number) => string): CheckedSignals {
+/**
+ * Every signal of a call checked, none stored: all problems at once, in input order. `indexes`: each
+ * input's position in the call as sent, when coercion took some out (per-item-coercion.ts).
+ */
+export function checkSignals(inputs: readonly SignalInput[], path: (index: number) => string, indexes?: readonly number[]): CheckedSignals {
   const checked: CheckedSignals = { valid: [], invalid: [] };
-  inputs.forEach((input, index) => {
+  inputs.forEach((input, position) => {
+    const index = indexes?.[position] ?? position;
     try {
       checked.valid.push({ index, signal: validateSignal(input, path(index)) });
     } catch (error) {

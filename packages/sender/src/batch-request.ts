@@ -28,37 +28,45 @@ export type Reply =
   | { kind: 'items'; items: Item[] }
   /** The call was refused for these inputs (malformed values GraphQL's coercion caught): drop them, send the rest. */
   | { kind: 'invalid'; invalid: Map<number, { argument: string; reason: string }> }
-  | { kind: 'retry'; retryAfterSeconds: number | null; reason: string }
-  | { kind: 'fatal'; reason: string };
+  | { kind: 'retry'; retryAfterSeconds: number | null; reason: string; status: number | null }
+  | { kind: 'fatal'; reason: string; status: number };
 
 interface GraphQLErrorBody {
   message: string;
   extensions?: { code?: string; argument?: string; retryAfterSeconds?: number };
 }
 
+/** Trouble that passes: retried no sooner than Retry-After (the codes of 503 and 429 answers). */
 const RETRY_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'RATE_LIMITED']);
+const RETRY_STATUSES = new Set([429, 503]);
 
-/** One POST of `sendSignals(invalid: SKIP)`: its hash plus its text, so it runs in `only` and `allow` mode alike. */
-export async function postBatch(fetcher: typeof fetch, url: string, token: string, signals: readonly Signal[]): Promise<Reply> {
+/**
+ * One POST of `sendSignals(invalid: SKIP)`: its hash plus its text, so it runs in `only` and `allow`
+ * mode alike. `signal` aborts it (the request timeout, or close's deadline).
+ */
+export async function postBatch(fetcher: typeof fetch, url: string, token: string, signals: readonly Signal[], signal: AbortSignal): Promise<Reply> {
   let response: Response;
-  let body: { data?: { sendSignals?: { items: Item[] } } | null; errors?: GraphQLErrorBody[] };
+  let body: { data?: { sendSignals?: { items: Item[] } } | null; errors?: GraphQLErrorBody[] } | null;
   try {
     response = await fetcher(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify({ query: SEND_SIGNALS, variables: { inputs: signals }, extensions: { persistedQuery: { version: 1, sha256Hash: SEND_SIGNALS_HASH } } }),
+      signal,
     });
-    body = (await response.json()) as typeof body;
+    // A 429 or 503 from a proxy or rate limiter may carry no JSON: its status and Retry-After say enough.
+    body = (RETRY_STATUSES.has(response.status) ? await response.json().catch(() => null) : await response.json()) as typeof body;
   } catch (error) {
     // No answer, or a cut one: the batch may or may not be stored; its event ids make a resend safe.
-    return { kind: 'retry', retryAfterSeconds: null, reason: error instanceof Error ? error.message : String(error) };
+    return { kind: 'retry', retryAfterSeconds: null, reason: error instanceof Error ? error.message : String(error), status: null };
   }
-  const errors = body.errors ?? [];
-  const items = body.data?.sendSignals?.items;
+  const errors = body?.errors ?? [];
+  const items = body?.data?.sendSignals?.items;
   if (items && errors.length === 0) return { kind: 'items', items };
   const later = retryAfter(response.headers.get('retry-after'));
-  if (response.status === 503 || response.status === 429 || errors.some((error) => RETRY_CODES.has(error.extensions?.code ?? ''))) {
-    return { kind: 'retry', retryAfterSeconds: later ?? errors[0]?.extensions?.retryAfterSeconds ?? null, reason: errors[0]?.message ?? `HTTP ${response.status}` };
+  if (RETRY_STATUSES.has(response.status) || errors.some((error) => RETRY_CODES.has(error.extensions?.code ?? ''))) {
+    const reason = errors[0]?.message ?? `HTTP ${response.status}`;
+    return { kind: 'retry', retryAfterSeconds: later ?? errors[0]?.extensions?.retryAfterSeconds ?? null, reason, status: response.status };
   }
   const invalid = new Map<number, { argument: string; reason: string }>();
   for (const error of errors) {
@@ -67,5 +75,5 @@ export async function postBatch(fetcher: typeof fetch, url: string, token: strin
   }
   // graphql-js stops at 50 variable errors: drop those named, the next round names the rest.
   if (invalid.size > 0) return { kind: 'invalid', invalid };
-  return { kind: 'fatal', reason: errors[0]?.message ?? `HTTP ${response.status}` };
+  return { kind: 'fatal', reason: errors[0]?.message ?? `HTTP ${response.status}`, status: response.status };
 }

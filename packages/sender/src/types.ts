@@ -17,7 +17,7 @@ export interface Signal {
  * - `forwarded`: stored and counted in the shared aggregates; `stored`: stored for its owner only
  *   (the owner left the community layer); `duplicate`: an earlier attempt (or send) already stored it;
  * - `invalid`: refused, with the reason and field; never retried;
- * - `failed`: not delivered (retries exhausted, refused as unauthorized, or the sender closed).
+ * - `failed`: not delivered (retries exhausted, refused as unauthorized, or `close({ timeoutMs })` ran out of time).
  */
 export type Outcome =
   | { eventId: string; result: 'forwarded' | 'stored' | 'duplicate'; signalId: string }
@@ -43,7 +43,30 @@ export interface SenderOptions {
   maxAttempts?: number;
   /** First backoff and its cap; the delay doubles per attempt, with full jitter. Default 100 / 10,000 ms. */
   backoffMs?: { initial: number; max: number };
+  /** Longest wait for one request's answer (then it counts as a network error and is retried). Default 10,000 ms. */
+  requestTimeoutMs?: number;
+  /** Requests in flight at once. Default 2. */
+  concurrency?: number;
+  /** Told of every failed attempt (`willRetry`) and every batch given up (`failed` outcomes). Must not throw. */
+  onError?: (error: SenderError) => void;
   fetch?: typeof fetch;
+}
+
+/** One failed request (or token lookup): what went wrong, for how many signals, and whether it is tried again. */
+export interface SenderError {
+  reason: string;
+  /** HTTP status, when an answer came. */
+  status: number | null;
+  signals: number;
+  /** 1 for the first attempt. */
+  attempt: number;
+  willRetry: boolean;
+}
+
+/** What `close()` could not deliver in time (or at all): resend them later; their event ids make it safe. */
+export interface CloseResult {
+  /** Signals that ended `failed` after close() was called, in the order they were sent. */
+  unsent: (Signal & { eventId: string })[];
 }
 
 export class BufferFullError extends Error {

@@ -4,6 +4,7 @@ import { postOperation } from './request.js';
 import type { LeavePage, LiveHandlers, Membership, PurgeReceipt, SettingsClientOptions } from './types.js';
 
 const DEFAULT_RECONNECT_MS = { initial: 500, max: 15_000 };
+const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * The signed-in user's community-layer settings. Every call sends a trusted document's id, never
@@ -60,7 +61,7 @@ export class SettingsClient {
   }
 
   private async call<T>(operationName: OperationName, variables?: Record<string, unknown>): Promise<T> {
-    return postOperation<T>(this.fetcher, this.options.url, await this.token(), operationName, variables);
+    return postOperation<T>(this.fetcher, this.options.url, await this.token(), operationName, variables, this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   }
 
   private watch<T>(operationName: OperationName, field: string, endless: boolean, handlers: LiveHandlers<T>): () => void {

@@ -12,26 +12,34 @@ export async function postOperation<T>(
   url: string,
   token: string,
   operationName: OperationName,
-  variables?: Record<string, unknown>,
+  variables: Record<string, unknown> | undefined,
+  timeoutMs: number,
 ): Promise<T> {
+  // The whole exchange, body included: a server that accepts and never answers is a network failure.
+  const signal = AbortSignal.timeout(timeoutMs);
   let response: Response;
   try {
     response = await fetcher(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
       body: JSON.stringify(operationBody(operationName, variables)),
+      signal,
     });
   } catch (error) {
-    throw SettingsClientError.network(error);
+    throw SettingsClientError.network(signal.aborted ? timedOut(timeoutMs) : error);
   }
   let body: { data?: Record<string, T> | null; errors?: GraphQLErrorBody[] };
   try {
     body = (await response.json()) as typeof body;
   } catch (error) {
     // A cut answer is the network's doing; any other unreadable one is the status's.
-    throw response.ok ? SettingsClientError.network(error) : SettingsClientError.of(undefined, response);
+    throw response.ok ? SettingsClientError.network(signal.aborted ? timedOut(timeoutMs) : error) : SettingsClientError.of(undefined, response);
   }
   const value = body.data ? Object.values(body.data)[0] : undefined;
   if (body.errors?.length || value === undefined || value === null) throw SettingsClientError.of(body.errors?.[0], response);
   return value;
+}
+
+function timedOut(timeoutMs: number): Error {
+  return new Error(`no answer within ${timeoutMs} ms (requestTimeoutMs)`);
 }

@@ -42,6 +42,8 @@ export interface SettingsClientOptions {
   url: string;
   /** The signed-in user's bearer token; a function is asked again for every request and reconnect. */
   token: string | (() => string | Promise<string>);
+  /** Longest wait for a query's or mutation's answer; then it fails with code NETWORK (retryable). Default 10,000 ms. Live streams have none. */
+  requestTimeoutMs?: number;
   /** Defaults to the global fetch. */
   fetch?: typeof fetch;
   /** The wait before reconnecting a live stream: full jitter, doubling from `initial` up to `max` (ms). */

@@ -60,7 +60,7 @@ function variableType(schema: GraphQLSchema, definition: VariableDefinitionNode,
  * that becomes a list of one), objects name only known fields and leave none to a default, no null
  * where one is required, and every scalar and enum value parses to itself. Allocates nothing.
  */
-function coercesToItself(value: unknown, type: GraphQLInputType, memo: CoercionMemo): boolean {
+export function coercesToItself(value: unknown, type: GraphQLInputType, memo: CoercionMemo): boolean {
   if (isNonNullType(type)) return value !== null && value !== undefined && coercesToItself(value, type.ofType, memo);
   if (value === null) return true;
   if (isListType(type)) {

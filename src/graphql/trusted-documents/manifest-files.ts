@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { canonicalDocumentId } from './requested-id.js';
 
-/** One persisted document: its id as clients send it, and its text. */
+/** One persisted document: its id (canonical: a sha256 without its `sha256:` prefix), and its text. */
 export interface PersistedDocument {
   id: string;
   body: string;
@@ -22,12 +23,12 @@ export function documentsOf(json: unknown, file: string): PersistedDocument[] {
     return record.operations.map((operation: unknown, i) => {
       const { id, body } = (operation ?? {}) as { id?: unknown; body?: unknown };
       if (typeof id !== 'string' || id === '' || typeof body !== 'string') throw new Error(`${file}: operations[${i}] needs an id and a body`);
-      return { id, body };
+      return { id: canonicalDocumentId(id), body };
     });
   }
   return Object.entries(record).map(([id, body]) => {
     if (typeof body !== 'string' || id === '') throw new Error(`${file}: "${id}" must map to a document string`);
-    return { id, body };
+    return { id: canonicalDocumentId(id), body };
   });
 }
 

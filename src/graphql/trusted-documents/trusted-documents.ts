@@ -7,7 +7,7 @@ import { withApolloTypenames } from './apollo-typename.js';
 import { documentId, MANIFEST_FILE } from './manifest.js';
 import { documentsOf, readManifestFiles, type PersistedDocument } from './manifest-files.js';
 import type { DocumentRegistry } from './registry.js';
-import { requestedDocument, type DocumentParams } from './requested-id.js';
+import { canonicalDocumentId, requestedDocument, type DocumentParams } from './requested-id.js';
 
 export type TrustedDocumentsMode = 'allow' | 'only';
 
@@ -62,10 +62,8 @@ export class TrustedDocuments {
     this.registry = options.registry;
     this.retryAfterSeconds = options.retryAfterSeconds ?? 1;
     for (const { id, body } of options.documents) {
-      this.known.set(id, body);
-      // GraphQL-over-HTTP's prefixed form (codegen's sha256 ids): the bare hash is what
-      // extensions.persistedQuery.sha256Hash carries.
-      if (id.startsWith('sha256:')) this.known.set(id.slice('sha256:'.length), body);
+      // Ids are canonical (manifest-files.ts), as requested ids are (requested-id.ts).
+      this.known.set(canonicalDocumentId(id), body);
       // The id Apollo Client computes for this document with its default cache.
       const apollo = withApolloTypenames(body);
       this.known.set(documentId(apollo), apollo);
@@ -85,7 +83,8 @@ export class TrustedDocuments {
   }
 
   /** The document with this id that this mode trusts, or null. */
-  async document(id: string): Promise<string | null> {
+  async document(requestedId: string): Promise<string | null> {
+    const id = canonicalDocumentId(requestedId);
     const body = this.known.get(id) ?? this.found.get(id);
     if (body !== undefined || !this.registry) return body ?? null;
     const entry = await this.registry.find(id);
