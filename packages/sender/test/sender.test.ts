@@ -24,7 +24,9 @@ let proxy: FaultHttpProxy;
 let url: string;
 
 beforeAll(async () => {
-  cluster = await startCluster();
+  // Faults, not budgets: 50,000 signals from one token would spend its budget (the sender's answer
+  // to 429 is checked in test/fair-share.test.ts).
+  cluster = await startCluster([{}], 'direct', { FAIR_SHARE: 'false' });
   proxy = new FaultHttpProxy(cluster.apps[0]!.url, plan);
   url = await proxy.start();
 });
