@@ -35,6 +35,13 @@ export class MissingPrerequisite extends Error {
  */
 export const PGBOUNCER_POOL_SIZE = 6;
 
+/**
+ * A session pooler lends a server session per client for the client's whole life, so it must have
+ * one for every session the instances hold (listeners, the webhook queue's pool, liveness locks);
+ * with fewer, the late ones wait in PgBouncer until its query_wait_timeout (120 s).
+ */
+const SESSION_POOL_SIZE = 100;
+
 /** Where PgBouncer is installed; refuses, saying how to install it, when it is not. */
 export function pgbouncerBinary(): string {
   const binary = CANDIDATES.find((candidate) => existsSync(candidate));
@@ -81,7 +88,7 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
       'auth_type = plain',
       `auth_file = ${path.join(dir, 'userlist.txt')}`,
       `pool_mode = ${poolMode}`,
-      `default_pool_size = ${PGBOUNCER_POOL_SIZE}`,
+      `default_pool_size = ${poolMode === 'session' ? SESSION_POOL_SIZE : PGBOUNCER_POOL_SIZE}`,
       `server_round_robin = ${options.roundRobin ? 1 : 0}`,
       'max_client_conn = 2000',
       `logfile = ${path.join(dir, 'pgbouncer.log')}`,
