@@ -72,9 +72,14 @@ export class WorkerLiveness {
   private async connect(): Promise<void> {
     const client = await this.pool.connect();
     client.on('error', (error) => this.lost(client, error));
-    // PostgreSQL notices a vanished host within about 20 s, not the system default of hours.
-    await client.query('SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
-    for (const workerId of this.workers) await lock(client, workerId);
+    try {
+      // PostgreSQL notices a vanished host within about 20 s, not the system default of hours.
+      await client.query('SET tcp_keepalives_idle = 5; SET tcp_keepalives_interval = 5; SET tcp_keepalives_count = 3');
+      for (const workerId of this.workers) await lock(client, workerId);
+    } catch (error) {
+      client.release(true); // half set up: closed, not lent again
+      throw error;
+    }
     this.client = client;
   }
 

@@ -39,6 +39,10 @@ export function databaseEndpoint(url: string, connectTimeoutMs = DEFAULT_CONNECT
     constructor(config: pg.ClientConfig = {}) {
       // pg parses a single host only: the first stands in until connect() picks one.
       super({ ...config, connectionString: target.urlFor(target.hosts[0]!) });
+      // A server shutting down can send its FATAL in the same read as ReadyForQuery: pg emits it
+      // before the owner (pg-pool, the listener) has attached its listener, which would crash the
+      // process. The query in flight and the owner's listeners still get every error.
+      this.on('error', () => undefined);
     }
 
     override end(): Promise<void>;
