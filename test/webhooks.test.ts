@@ -77,9 +77,13 @@ describe('webhooks', () => {
   });
 
   it('a leave completes and enqueues while the receiver is down; a failing endpoint is disabled with its reason, and replays deliver', async () => {
-    const down = await receiver(() => 200);
-    const url = down.url;
-    await down.close(); // nothing listens there now: every attempt is refused
+    // One server for the whole test, so its port cannot be taken meanwhile: it resets every
+    // connection (each attempt fails) until the receiver "comes back".
+    let up = false;
+    const back = http.createServer((req, res) => void req.resume().on('end', () => res.writeHead(204).end()));
+    back.on('connection', (socket) => up || socket.destroy());
+    await new Promise<void>((resolve) => back.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(back.address() as AddressInfo).port}/hook`;
     const { id } = await register(url, ['LEFT']);
     const left = await gql(cluster.apps[1]!, `mutation { leaveCommunityLayer(userId: "5200") { status } }`);
     expect(left.data).toEqual({ leaveCommunityLayer: { status: 'LEFT' } });
@@ -90,12 +94,8 @@ describe('webhooks', () => {
     expect((await disabled()).disabledReason).toMatch(/^4 consecutive failed deliveries; last: .+/);
     await eventually(async () => (await deliveries(id)).every((d) => d.status === 'FAILED'), 30_000);
 
-    // The receiver comes back on the same port; the operator enables the endpoint and replays.
-    const back = http.createServer((req, res) => {
-      back.emit('delivered', req.headers['webhook-id']);
-      req.resume().on('end', () => res.writeHead(204).end());
-    });
-    await new Promise<void>((resolve) => back.listen(Number(new URL(url).port), '127.0.0.1', resolve));
+    // The receiver comes back; the operator enables the endpoint and replays.
+    up = true;
     expect((await gql(cluster.apps[0]!, `mutation { enableWebhookEndpoint(id: "${id}") { disabledReason } }`)).data).toEqual({
       enableWebhookEndpoint: { disabledReason: null },
     });
