@@ -253,11 +253,12 @@ describe('a group whose commit reply is lost', () => {
     // Signals sent without an event id carried one the service generated, so the resend found them.
     expect(rows.every((row) => row.event_id !== null)).toBe(true);
 
-    // The resend draws three more ids from the sequence. After a commit it stored none of them (the
-    // rows are the first attempt's); when nothing reached PostgreSQL, the rows are the resend's.
+    // After a commit the resend stored none of its ids (the rows are the first attempt's): it drew
+    // three for its plain insert, which met the stored keys, and three more for the deduplicating
+    // path (ingest_signals v6). When nothing reached PostgreSQL, the rows are the resend's.
     const { rows: sequence } = await db.query('SELECT last_value::text FROM signal_id_seq');
     const newest = outcomes.map((outcome) => BigInt(outcome.signalId)).reduce((a, b) => (a > b ? a : b));
-    expect(BigInt(sequence[0].last_value) - newest).toBe(point === 'after-commit' ? 3n : 0n);
+    expect(BigInt(sequence[0].last_value) - newest).toBe(point === 'after-commit' ? 6n : 0n);
 
     expect(await aggregates(app, itemId)).toEqual({
       community: { signalCount: 3, weightSum: 15 },

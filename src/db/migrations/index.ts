@@ -18,6 +18,7 @@ import * as purgeAcknowledgements from './0016_purge_acknowledgements.js';
 import * as ingestFence from './0017_ingest_fence.js';
 import * as webhookLanes from './0018_webhook_lanes.js';
 import * as fairShare from './0019_fair_share.js';
+import * as ingestPlainInsert from './0020_ingest_plain_insert.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0017_ingest_fence': ingestFence,
   '0018_webhook_lanes': webhookLanes,
   '0019_fair_share': fairShare,
+  '0020_ingest_plain_insert': ingestPlainInsert,
 };
