@@ -117,7 +117,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream);
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
   // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits
-  // do not wait for a WAL flush, so they never queue the leave's (docs/downstream.md, delivery and durability).
+  // do not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
   const queueDatabase = connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database, asynchronousCommit: true });
   const webhooks = createWebhooks({ db: database.db, queueDatabase, settings: config.webhooks, logger, metrics });
   // The listener's other followers (the membership sync subscribed itself). The feed and the
