@@ -116,8 +116,9 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   // Feed streams are capped like status streams: per principal (as per user) and per instance.
   const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream);
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep.
-  const queueDatabase = connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database });
+  // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits
+  // do not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
+  const queueDatabase = connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database, asynchronousCommit: true });
   const webhooks = createWebhooks({ db: database.db, queueDatabase, settings: config.webhooks, logger, metrics });
   // The listener's other followers (the membership sync subscribed itself). The feed and the
   // dispatcher read the outbox: any membership notification, or a new session, may mean new rows.

@@ -9,13 +9,15 @@ const CONCURRENCY = 4;
 const LABELS = [
   '15. sender library vs a raw signals loop (same batch size)',
   `15b. sender library, ${CONCURRENCY} requests in flight, vs ${CONCURRENCY} raw signals loops`,
+  `15c. sender library, ${CONCURRENCY} requests in flight vs one`,
 ] as const;
 
 /**
  * `batchSize` signals per request, fresh event ids in both: the sender library (buffering,
  * outcomes per signal, sendSignals with SKIP) against hand-written loops posting `signals` and
  * awaiting each answer. Row 15: one request in flight on each side; row 15b: `CONCURRENCY` on each
- * (the sender's `concurrency` against as many raw loops). Alternating rounds, ratios within one run.
+ * (the sender's `concurrency` against as many raw loops); row 15c: the library's 15b figure against
+ * its 15 figure. Alternating rounds, ratios within one run.
  */
 export const sender: Case = {
   labels: [...LABELS],
@@ -66,6 +68,7 @@ export const sender: Case = {
 
     const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
     const rows = [];
+    const libraryRates: number[] = [];
     for (const [label, inFlight] of [[LABELS[0], 1], [LABELS[1], CONCURRENCY]] as const) {
       await raw(sizes.warmupSec, inFlight);
       await library(sizes.warmupSec, inFlight);
@@ -80,11 +83,22 @@ export const sender: Case = {
         figure: `${num(mean(rates.library))} signals/s`,
         ceiling: `${inFlight === 1 ? 'raw loop' : `${inFlight} raw loops`} ${num(mean(rates.raw))} signals/s`,
         ratio,
-        target: '≥ 0.9×',
-        met: ratio >= 0.9,
+        target: inFlight === 1 ? '≥ 0.95×' : '≥ 0.9×',
+        met: ratio >= (inFlight === 1 ? 0.95 : 0.9),
         details: { batchSize: sizes.batchSize, inFlight, rounds: rates },
       });
+      libraryRates.push(mean(rates.library));
     }
+    // What concurrency buys: the same library, CONCURRENCY requests in flight against one (issue 39).
+    const gain = libraryRates[1]! / libraryRates[0]!;
+    rows.push({
+      case: LABELS[2],
+      figure: `${num(libraryRates[1]!)} signals/s`,
+      ceiling: `one in flight ${num(libraryRates[0]!)} signals/s`,
+      ratio: gain,
+      target: '≥ 1.5×',
+      met: gain >= 1.5,
+    });
     return rows;
   },
 };

@@ -25,6 +25,12 @@ export interface DatabaseOptions {
   limits?: Config['database'];
   /** A span per statement; unset (tracing off, tools) adds nothing to a query. */
   tracer?: Tracer;
+  /**
+   * Commits that do not wait for their WAL flush (synchronous_commit = off, per session): for
+   * bookkeeping whose loss in a PostgreSQL crash only repeats work. A crash loses a suffix of
+   * them, never one before a synchronous commit (which flushes the WAL before it).
+   */
+  asynchronousCommit?: boolean;
 }
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
@@ -52,7 +58,11 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   // removes its listener while a client is lent) on the client itself. Unhandled, either would
   // crash the process; the query that was running gets the error anyway.
   pool.on('error', (error) => options.logger.warn({ err: error }, 'idle database connection lost'));
-  pool.on('connect', (client) => client.on('error', (error) => options.logger.warn({ err: error }, 'database connection lost')));
+  pool.on('connect', (client) => {
+    client.on('error', (error) => options.logger.warn({ err: error }, 'database connection lost'));
+    // Queued on the new client before anything it is lent for.
+    if (options.asynchronousCommit) client.query('SET synchronous_commit = off').catch(() => undefined);
+  });
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool: discardingPool(pool), cursor: Cursor }),
     ...(options.tracer ? { log: statementSpans(options.tracer) } : {}),

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { retryAfter } from './backoff.js';
-import type { Signal } from './types.js';
 
 /** operations.graphql, printed: the server's manifest has it under this text's sha256. */
 export const SEND_SIGNALS = `mutation SenderSendSignals($inputs: [SignalInput!]!) {
@@ -40,18 +39,23 @@ interface GraphQLErrorBody {
 const RETRY_CODES = new Set(['SERVICE_UNAVAILABLE', 'OVERLOADED', 'RATE_LIMITED']);
 const RETRY_STATUSES = new Set([429, 503]);
 
+/** The request body around the signals' JSON texts: everything but them, serialized once. */
+const BODY_START = `{"query":${JSON.stringify(SEND_SIGNALS)},"variables":{"inputs":`;
+const BODY_END = `},"extensions":${JSON.stringify({ persistedQuery: { version: 1, sha256Hash: SEND_SIGNALS_HASH } })}}`;
+
 /**
  * One POST of `sendSignals(invalid: SKIP)`: its hash plus its text, so it runs in `only` and `allow`
- * mode alike. `signal` aborts it (the request timeout, or close's deadline).
+ * mode alike. `inputs` are the signals' JSON texts, as send() measured them: joined, not
+ * serialized a second time. `signal` aborts it (the request timeout, or close's deadline).
  */
-export async function postBatch(fetcher: typeof fetch, url: string, token: string, signals: readonly Signal[], signal: AbortSignal): Promise<Reply> {
+export async function postBatch(fetcher: typeof fetch, url: string, token: string, inputs: readonly string[], signal: AbortSignal): Promise<Reply> {
   let response: Response;
   let body: { data?: { sendSignals?: { items: Item[] } } | null; errors?: GraphQLErrorBody[] } | null;
   try {
     response = await fetcher(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ query: SEND_SIGNALS, variables: { inputs: signals }, extensions: { persistedQuery: { version: 1, sha256Hash: SEND_SIGNALS_HASH } } }),
+      body: `${BODY_START}[${inputs.join(',')}]${BODY_END}`,
       signal,
     });
     // A 429 or 503 from a proxy or rate limiter may carry no JSON: its status and Retry-After say enough.

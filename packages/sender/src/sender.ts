@@ -7,6 +7,8 @@ import { uuidV7 } from './uuid-v7.js';
 
 interface Pending {
   signal: Signal & { eventId: string };
+  /** Its JSON text, measured once and sent as is. */
+  json: string;
   bytes: number;
   resolve: (outcome: Outcome) => void;
 }
@@ -58,14 +60,15 @@ export class Sender {
     if (this.closed) throw new Error('the sender is closed');
     if (this.held >= this.options.maxBufferedSignals) throw new BufferFullError(this.options.maxBufferedSignals);
     const withId = { ...signal, eventId: signal.eventId ?? uuidV7() };
-    const bytes = Buffer.byteLength(JSON.stringify(withId));
+    const json = JSON.stringify(withId);
+    const bytes = Buffer.byteLength(json);
     if (bytes > this.options.maxSignalBytes) {
       return Promise.resolve({ eventId: withId.eventId, result: 'invalid', argument: 'signal', reason: `larger than ${this.options.maxSignalBytes} bytes` });
     }
     return new Promise((resolve) => {
       if (this.bufferedBytes + bytes > this.options.maxBatchBytes) this.cut();
       this.held++;
-      this.buffer.push({ signal: withId, bytes, resolve: (outcome) => (this.held--, resolve(outcome)) });
+      this.buffer.push({ signal: withId, json, bytes, resolve: (outcome) => (this.held--, resolve(outcome)) });
       this.bufferedBytes += bytes;
       if (this.buffer.length >= this.options.maxBatchSize) this.cut();
       // Not unref(): buffered signals keep the process alive until they are sent (a script ends after them).
@@ -138,7 +141,7 @@ export class Sender {
       if (this.deadline.signal.aborted) return this.fail(remaining, CLOSED);
       const token = typeof this.options.token === 'function' ? await this.options.token() : this.options.token;
       const request = requestSignal(this.deadline.signal, this.options.requestTimeoutMs);
-      const reply = await postBatch(this.options.fetch, this.options.url, token, remaining.map((pending) => pending.signal), request.signal).finally(request.done);
+      const reply = await postBatch(this.options.fetch, this.options.url, token, remaining.map((pending) => pending.json), request.signal).finally(request.done);
       if (reply.kind === 'items') {
         reply.items.forEach((item, i) => remaining[i]!.resolve(outcomeOf(remaining[i]!.signal.eventId, item)));
         return;
