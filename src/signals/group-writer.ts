@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -9,6 +10,13 @@ import { MAX_ATTEMPTS, outcomeUnknown, worthResending } from './resend-policy.js
 import { ingestSignals } from './signal.store.js';
 
 /** What writing a group needs; the batcher's options carry it. */
+/**
+ * Requests settled per event-loop turn. Settling one runs its whole response (serialization, the
+ * write); a group of hundreds settled at once is one long turn that shedding and every other
+ * socket wait behind.
+ */
+const SETTLED_PER_TURN = 8;
+
 export interface GroupWriterOptions {
   db: Kysely<Database>;
   logger: Logger;
@@ -26,13 +34,9 @@ export class GroupWriter {
   constructor(private readonly options: GroupWriterOptions) {}
 
   async write(jobs: readonly QueuedRequest[]): Promise<void> {
+    let outcomes: SignalOutcome[];
     try {
-      const outcomes = await this.writeWithRetry(jobs);
-      let offset = 0;
-      for (const job of jobs) {
-        job.resolve(outcomes.slice(offset, offset + job.signals.length));
-        offset += job.signals.length;
-      }
+      outcomes = await this.writeWithRetry(jobs);
     } catch (error) {
       trace.getActiveSpan()?.setStatus({ code: SpanStatusCode.ERROR });
       // A database that did not answer fails every job alike: writing them one by one would wait
@@ -45,6 +49,13 @@ export class GroupWriter {
       // the group may have committed).
       this.options.logger.warn({ err: error, jobs: jobs.length }, 'signal group failed; writing its requests one by one');
       await Promise.all(jobs.map((job) => this.write([job])));
+      return;
+    }
+    let offset = 0;
+    for (const [i, job] of jobs.entries()) {
+      if (i > 0 && i % SETTLED_PER_TURN === 0) await nextTurn();
+      job.resolve(outcomes.slice(offset, offset + job.signals.length));
+      offset += job.signals.length;
     }
   }
 
