@@ -27,16 +27,22 @@ export interface Entry {
   aloneAt: number;
   /** After a grant short of the slice (the bucket ran dry): not asked again before it refills one. */
   nextAskAt: number;
-  /** Its last operation was refused: `refusedAgain` answers for it until a point is available. */
+  /** Its last operation was refused or spent the last point: `refusedAgain` answers for it until a point is available. */
   dry: boolean;
+  /** Requests `refusedAgain` let through since the last `take` (each may spend a point it saw), and when the last went. */
+  passed: number;
+  passedAt: number;
 }
+
+/** A request let through the door reaches `take` well within this, or it never will (it was invalid). */
+export const PASS_MS = 1_000;
 
 /** Unused leases go back after this long without a request. */
 export const IDLE_MS = 5_000;
 
 /** Never seen here: the bucket assumed full until the store says otherwise. */
 export function newEntry(budget: Budget, instances: number, now: number): Entry {
-  return { budget, lease: 0, owed: 0, seen: budget.capacity, seenAt: now, lastUsed: now, alone: budget.capacity / instances, aloneAt: now, nextAskAt: 0, dry: false };
+  return { budget, lease: 0, owed: 0, seen: budget.capacity, seenAt: now, lastUsed: now, alone: budget.capacity / instances, aloneAt: now, nextAskAt: 0, dry: false, passed: 0, passedAt: 0 };
 }
 
 /** The shared bucket as last seen, refilled since. */
