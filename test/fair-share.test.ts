@@ -73,6 +73,19 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(response.headers.get('ratelimit')).toMatch(new RegExp(`^"user";r=${cost.throttleStatus.currentlyAvailable};t=\\d+$`));
   });
 
+  it('states the budget on answers refused before they execute: a parse error, a validation error, no token', async () => {
+    const bearer = await token('5013');
+    for (const query of ['{ this is not GraphQL', '{ noSuchField }']) {
+      const refused = await post(a, bearer, query);
+      expect(refused.errors!.length).toBeGreaterThan(0);
+      expect(refused.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
+      expect(refused.headers.get('ratelimit')).toMatch(/^"user";r=\d+;t=\d+$/);
+    }
+    const anonymous = await fetch(a.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ noSuchField }' }) });
+    expect(anonymous.headers.get('ratelimit-policy')).toBe('"anonymous";q=2000;w=10');
+    expect(anonymous.headers.get('ratelimit')).toMatch(/^"anonymous";r=\d+;t=\d+$/);
+  });
+
   it('gives a named service the budget configured for it, and other services the default', async () => {
     const ask = async (sub: string) => (await post(a, await token(sub, 'signals:write'), '{ rateLimit { limit restoreRate principalClass } }')).data!['rateLimit'];
     expect(await ask('big-service')).toEqual({ limit: 1000, restoreRate: 10, principalClass: 'service' });

@@ -64,6 +64,11 @@ export function bucketState(entry: Entry, shared: boolean, instances: number, no
   return { maximumAvailable: capacity, currentlyAvailable: Math.floor(Math.min(capacity, Math.max(0, entry.lease + outside))), restoreRate: rate };
 }
 
+/** A bucket this instance holds no entry for is full as far as it knows. */
+export function stateOf(entry: Entry | undefined, budget: Budget, shared: boolean, instances: number, now: number): BucketState {
+  return entry ? bucketState(entry, shared, instances, now) : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };
+}
+
 export function refusal(entry: Entry, cost: number, shared: boolean, instances: number, now: number): Refusal {
   const state = bucketState(entry, shared, instances, now);
   const rate = shared ? entry.budget.rate : entry.budget.rate / instances;

@@ -2,17 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Budget } from '../config/groups/fair-share.js';
-import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, type Decision, type Entry, type Refusal } from './budget-entry.js';
+import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, stateOf } from './budget-entry.js';
+import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
 import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
 
 export type { BucketState, Decision } from './budget-entry.js';
 
 /** How often idle leases are returned and, while the store is unreachable, it is tried again. */
 const SWEEP_MS = 250;
-/**
- * Buckets idle this long are deleted (every 10 minutes, by every instance): longer than any bucket
- * takes to refill (a membership window is at most a day), so a deleted bucket was full.
- */
+/** Buckets idle this long are deleted (every 10 minutes): longer than any takes to refill (a day at most). */
 const FORGET_AFTER_SECONDS = 2 * 86_400;
 const FORGET_EVERY_MS = 600_000;
 
@@ -52,11 +50,9 @@ export class FairShare {
   }
 
   start(): void {
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
-    this.sweeper.unref();
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
     // Unreachable now and then is fine: the next round deletes what this one left.
-    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS);
-    this.forgetter.unref();
+    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS).unref();
   }
 
   /** Gives back every lease held (best effort: an unreachable store refills them by itself). */
@@ -100,6 +96,11 @@ export class FairShare {
     }
     entry.dry = true;
     return refusal(entry, cost, this.reachable, instances, now);
+  }
+
+  /** The bucket as this instance sees it, spending nothing (for an answer refused before any charge). */
+  state(key: string, budget: Budget, now = Date.now()): BucketState {
+    return stateOf(this.entries.get(key), budget, this.reachable, this.options.instances, now);
   }
 
   /** The last point spent: the next request is refused at the door, not after Yoga parsed it. */
@@ -153,8 +154,7 @@ export class FairShare {
         this.syncing = null;
         if (this.reachable) this.schedule(null);
       });
-    }, this.options.syncMs);
-    this.timer.unref();
+    }, this.options.syncMs).unref();
   }
 
   private async sync(final: boolean): Promise<void> {
