@@ -58,13 +58,18 @@ export const fairShare: Case = {
       try {
         const target = processes.urls[0]!;
         await steady(target, sizes.warmupSec);
-        const samples: Samples = { quiet: [], flooded: [], burst: [], floods: [], spanSec: 0 };
+        const samples: Samples = { quiet: [], flooded: [], burst: [], floods: [], spanSec: 0, windowSec: window, cpuMs: { quiet: 0, flooded: 0 } };
+        const cpu = () => processes.pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
         const from = performance.now();
         for (let round = 0; round < rounds; round++) {
+          let before = cpu();
           samples.quiet.push(await steady(target, window));
+          samples.cpuMs.quiet += cpu() - before;
           const flood = startFlood({ urls: processes.urls, token: flooderToken, userId: '777777', pointsPerSec: 10 * BUDGET.rate, batchSize: 10 });
           samples.burst.push(await steady(target, FLOOD_WARMUP_SEC));
+          before = cpu();
           samples.flooded.push(await steady(target, window));
+          samples.cpuMs.flooded += cpu() - before;
           samples.floods.push(await flood.stop());
         }
         samples.spanSec = (performance.now() - from) / 1000;
@@ -85,6 +90,9 @@ interface Samples {
   floods: FloodResult[];
   /** From the first quiet window to the last flood's end: the membership window refills over it all. */
   spanSec: number;
+  windowSec: number;
+  /** The servers' CPU over the quiet and the flooded windows (equal lengths): what the flood added. */
+  cpuMs: { quiet: number; flooded: number };
 }
 
 type Steady = (target: string, durationSec: number) => Promise<OpenLoopSample>;
@@ -156,7 +164,7 @@ function rowsFor(count: number, samples: Samples): Row[] {
       ratio: latencyRatio,
       target: '≤ 1.5',
       met: latencyRatio <= 1.5 && flooded.failures === 0,
-      details: { quiet: others(quiet), flooded: others(flooded), burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 }, steadyPerSec: STEADY_PER_SEC, floodWarmupSec: FLOOD_WARMUP_SEC },
+      details: { serverCpu: floodCpu(samples), quiet: others(quiet), flooded: others(flooded), burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 }, steadyPerSec: STEADY_PER_SEC, floodWarmupSec: FLOOD_WARMUP_SEC },
     },
     {
       case: ADMITTED(count),
@@ -168,4 +176,16 @@ function rowsFor(count: number, samples: Samples): Row[] {
       details: { floods: samples.floods, budget: BUDGET, membership: MEMBERSHIP, offeredPointsPerSec: 10 * BUDGET.rate },
     },
   ];
+}
+
+/** The servers' CPU the flood added, per request it sent, beside the CPU per steady request (the flood's rate assumed even). */
+function floodCpu(samples: Samples) {
+  const floodSec = samples.floods.reduce((sum, flood) => sum + flood.seconds, 0);
+  const floodRequests = (samples.floods.reduce((sum, flood) => sum + flood.sent, 0) * (samples.flooded.length * samples.windowSec)) / floodSec;
+  return {
+    ...samples.cpuMs,
+    perFloodRequestMs: (samples.cpuMs.flooded - samples.cpuMs.quiet) / floodRequests,
+    // The probe's back-to-back status reads are requests too.
+    perSteadyRequestMs: samples.cpuMs.quiet / Math.max(1, samples.quiet.reduce((sum, one) => sum + one.okMs.length + one.probeMs.length, 0)),
+  };
 }

@@ -64,6 +64,15 @@ export function bucketState(entry: Entry, shared: boolean, instances: number, no
   return { maximumAvailable: capacity, currentlyAvailable: Math.floor(Math.min(capacity, Math.max(0, entry.lease + outside))), restoreRate: rate };
 }
 
+/**
+ * What the door lets a dry caller's next request through for: its lease, and only this instance's
+ * share of the shared bucket's refill (every instance sees the same refill; N letting through one
+ * request per point each would send N times the refill on to be parsed and refused).
+ */
+export function doorAvailable(entry: Entry, shared: boolean, instances: number, now: number): number {
+  return shared ? entry.lease + Math.max(0, estimate(entry, now) - entry.owed) / instances : alone(entry, instances, now);
+}
+
 /** A bucket this instance holds no entry for is full as far as it knows. */
 export function stateOf(entry: Entry | undefined, budget: Budget, shared: boolean, instances: number, now: number): BucketState {
   return entry ? bucketState(entry, shared, instances, now) : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };

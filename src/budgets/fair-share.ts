@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Budget } from '../config/groups/fair-share.js';
-import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, stateOf } from './budget-entry.js';
+import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, stateOf, doorAvailable } from './budget-entry.js';
 import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
 import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
 
@@ -120,7 +120,7 @@ export class FairShare {
     if (!entry?.dry) return null;
     if (now - entry.passedAt > PASS_MS) entry.passed = 0;
     const refused = refusal(entry, 1, this.reachable, this.options.instances, now);
-    if (refused.state.currentlyAvailable >= 1 + entry.passed) {
+    if (doorAvailable(entry, this.reachable, this.options.instances, now) >= 1 + entry.passed) {
       entry.passed++;
       entry.passedAt = now;
       return null;
