@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster, type Cluster } from './cluster.js';
 import { httpLoad } from './load.js';
+import { FLOOD_ENVIRONMENT, floodLoad } from './profile-flood.js';
 import { summarise, type CpuProfile } from './profile-summary.js';
 import { body, createWorkload, SIGNAL, SIGNALS, type Workload } from './workload.js';
 
@@ -15,7 +16,8 @@ import { body, createWorkload, SIGNAL, SIGNALS, type Workload } from './workload
  * under each signal load of the bench, summarised as the top functions by self time and the share
  * of each package, counting only the samples taken while the load ran (not start-up):
  * - batched: `signals` with 1000 inputs per call from 4 callers (case 2);
- * - single: `signal` one per request from 32 connections (case 1).
+ * - single: `signal` one per request from 32 connections (case 1);
+ * - flood: one user token at ten times its budget beside a steady load of others (case 22).
  * 5% of the users are LEFT. Each raw profile is kept in bench/results/ for a viewer (Chrome
  * DevTools, speedscope).
  */
@@ -24,7 +26,7 @@ const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf
 const BATCH = 1000;
 
 interface Load {
-  name: 'batched' | 'single';
+  name: 'batched' | 'single' | 'flood';
   describe: string;
   connections: number;
   bodies(workload: Workload): string[];
@@ -43,6 +45,7 @@ const LOADS: Load[] = [
     connections: 32,
     bodies: (workload) => Array.from({ length: 5_000 }, () => body(SIGNAL, { input: workload.nextSignal() })),
   },
+  { name: 'flood', describe: 'one user token at 10× its budget beside a steady load (fair share)', connections: 0, bodies: () => [] },
 ];
 
 const cluster = await startCluster();
@@ -63,9 +66,13 @@ async function profile(cluster: Cluster, load: Load): Promise<string> {
     const workload = createWorkload({ users: 10_000, items: 5_000, zipfExponent: 1.1, leftShare: 0.05, cohortShare: 0.2 });
     // LEFT before the process starts: it restores them into its gate at start.
     await db.query('SELECT leave_community_layer(u::u64) FROM unnest($1::text[]) AS u', [workload.leftUserIds]);
-    const server = await cluster.startProcesses(url, 1, {}, ['--cpu-prof', '--cpu-prof-dir', folder]);
+    const environment = load.name === 'flood' ? FLOOD_ENVIRONMENT : {};
+    const server = await cluster.startProcesses(url, 1, environment, ['--cpu-prof', '--cpu-prof-dir', folder]);
     const bodies = load.bodies(workload);
-    const run = (durationSec: number) => httpLoad({ url: server.urls[0]!, token: cluster.token, bodies, connections: load.connections, durationSec });
+    const run = (durationSec: number) =>
+      load.name === 'flood'
+        ? floodLoad(cluster, server.urls[0]!, workload, durationSec)
+        : httpLoad({ url: server.urls[0]!, token: cluster.token, bodies, connections: load.connections, durationSec });
     await run(3);
     const from = process.hrtime.bigint() / 1000n;
     const sample = await run(seconds);

@@ -27,16 +27,22 @@ export interface Entry {
   aloneAt: number;
   /** After a grant short of the slice (the bucket ran dry): not asked again before it refills one. */
   nextAskAt: number;
-  /** Its last operation was refused: `refusedAgain` answers for it until a point is available. */
+  /** Its last operation was refused or spent the last point: `refusedAgain` answers for it until a point is available. */
   dry: boolean;
+  /** Requests `refusedAgain` let through since the last `take` (each may spend a point it saw), and when the last went. */
+  passed: number;
+  passedAt: number;
 }
+
+/** A request let through the door reaches `take` well within this, or it never will (it was invalid). */
+export const PASS_MS = 1_000;
 
 /** Unused leases go back after this long without a request. */
 export const IDLE_MS = 5_000;
 
 /** Never seen here: the bucket assumed full until the store says otherwise. */
 export function newEntry(budget: Budget, instances: number, now: number): Entry {
-  return { budget, lease: 0, owed: 0, seen: budget.capacity, seenAt: now, lastUsed: now, alone: budget.capacity / instances, aloneAt: now, nextAskAt: 0, dry: false };
+  return { budget, lease: 0, owed: 0, seen: budget.capacity, seenAt: now, lastUsed: now, alone: budget.capacity / instances, aloneAt: now, nextAskAt: 0, dry: false, passed: 0, passedAt: 0 };
 }
 
 /** The shared bucket as last seen, refilled since. */
@@ -56,6 +62,20 @@ export function bucketState(entry: Entry, shared: boolean, instances: number, no
   const { capacity, rate } = entry.budget;
   const outside = shared ? estimate(entry, now) - entry.owed : alone(entry, instances, now);
   return { maximumAvailable: capacity, currentlyAvailable: Math.floor(Math.min(capacity, Math.max(0, entry.lease + outside))), restoreRate: rate };
+}
+
+/**
+ * What the door lets a dry caller's next request through for: its lease, and only this instance's
+ * share of the shared bucket's refill (every instance sees the same refill; N letting through one
+ * request per point each would send N times the refill on to be parsed and refused).
+ */
+export function doorAvailable(entry: Entry, shared: boolean, instances: number, now: number): number {
+  return shared ? entry.lease + Math.max(0, estimate(entry, now) - entry.owed) / instances : alone(entry, instances, now);
+}
+
+/** A bucket this instance holds no entry for is full as far as it knows. */
+export function stateOf(entry: Entry | undefined, budget: Budget, shared: boolean, instances: number, now: number): BucketState {
+  return entry ? bucketState(entry, shared, instances, now) : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };
 }
 
 export function refusal(entry: Entry, cost: number, shared: boolean, instances: number, now: number): Refusal {

@@ -2,17 +2,15 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Budget } from '../config/groups/fair-share.js';
-import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, refusal, slice, type Decision, type Entry, type Refusal } from './budget-entry.js';
+import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, stateOf, doorAvailable } from './budget-entry.js';
+import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
 import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
 
 export type { BucketState, Decision } from './budget-entry.js';
 
 /** How often idle leases are returned and, while the store is unreachable, it is tried again. */
 const SWEEP_MS = 250;
-/**
- * Buckets idle this long are deleted (every 10 minutes, by every instance): longer than any bucket
- * takes to refill (a membership window is at most a day), so a deleted bucket was full.
- */
+/** Buckets idle this long are deleted (every 10 minutes): longer than any takes to refill (a day at most). */
 const FORGET_AFTER_SECONDS = 2 * 86_400;
 const FORGET_EVERY_MS = 600_000;
 
@@ -52,11 +50,9 @@ export class FairShare {
   }
 
   start(): void {
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
-    this.sweeper.unref();
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
     // Unreachable now and then is fine: the next round deletes what this one left.
-    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS);
-    this.forgetter.unref();
+    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS).unref();
   }
 
   /** Gives back every lease held (best effort: an unreachable store refills them by itself). */
@@ -76,7 +72,7 @@ export class FairShare {
     const { instances } = this.options;
     const entry = this.entry(key, budget, now);
     entry.lastUsed = now;
-    entry.dry = false;
+    entry.passed = Math.max(0, entry.passed - 1);
     // The bucket this instance would keep alone is spent by everything it admits, so that when the
     // store goes away a caller who was spending fast here starts from what it has left, not afresh.
     const own = alone(entry, instances, now);
@@ -84,7 +80,7 @@ export class FairShare {
       entry.lease -= cost;
       entry.alone = Math.max(0, own - cost);
       if (entry.lease < slice(budget, instances) / 2) this.schedule(key);
-      return { admitted: true, state: bucketState(entry, this.reachable, instances, now) };
+      return this.admitted(entry, now);
     }
     const shortfall = cost - entry.lease;
     const admit = this.reachable
@@ -96,21 +92,39 @@ export class FairShare {
       entry.owed = this.reachable ? entry.owed + shortfall : Math.min(budget.capacity, entry.owed + shortfall);
       entry.alone = Math.max(0, own - cost);
       this.schedule(key);
-      return { admitted: true, state: bucketState(entry, this.reachable, instances, now) };
+      return this.admitted(entry, now);
     }
     entry.dry = true;
     return refusal(entry, cost, this.reachable, instances, now);
   }
 
+  /** The bucket as this instance sees it, spending nothing (for an answer refused before any charge). */
+  state(key: string, budget: Budget, now = Date.now()): BucketState {
+    return stateOf(this.entries.get(key), budget, this.reachable, this.options.instances, now);
+  }
+
+  /** The last point spent: the next request is refused at the door, not after Yoga parsed it. */
+  private admitted(entry: Entry, now: number): Decision {
+    const state = bucketState(entry, this.reachable, this.options.instances, now);
+    entry.dry = state.currentlyAvailable < 1;
+    return { admitted: true, state };
+  }
+
   /**
-   * For a caller refused lately, while not even one point is available: the refusal again, spending
-   * nothing and asking nothing of the operation (the transport refuses a flood before parsing it).
+   * For a caller refused lately (or whose last point is spent), while no point is available: the
+   * refusal again, asking nothing of the operation (the transport refuses a flood before parsing
+   * it). Each point back lets one request through to be charged, not all that come meanwhile.
    */
   refusedAgain(key: string, now = Date.now()): Refusal | null {
     const entry = this.entries.get(key);
     if (!entry?.dry) return null;
+    if (now - entry.passedAt > PASS_MS) entry.passed = 0;
     const refused = refusal(entry, 1, this.reachable, this.options.instances, now);
-    if (refused.state.currentlyAvailable >= 1) return null;
+    if (doorAvailable(entry, this.reachable, this.options.instances, now) >= 1 + entry.passed) {
+      entry.passed++;
+      entry.passedAt = now;
+      return null;
+    }
     entry.lastUsed = now;
     return refused;
   }
@@ -140,8 +154,7 @@ export class FairShare {
         this.syncing = null;
         if (this.reachable) this.schedule(null);
       });
-    }, this.options.syncMs);
-    this.timer.unref();
+    }, this.options.syncMs).unref();
   }
 
   private async sync(final: boolean): Promise<void> {

@@ -2,7 +2,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { SCOPES } from '../auth/authenticate.js';
+import { SCOPES, type Authenticator } from '../auth/authenticate.js';
 import type { GraphQLContext, RateLimitNote, Services } from '../api/context.js';
 import { fairShareConfig } from '../budgets/fair-share-config.js';
 import type { BucketState } from '../budgets/fair-share.js';
@@ -19,9 +19,16 @@ type Context = GraphQLContext & { req?: http.IncomingMessage; request?: Request 
  * Fair share at the GraphQL layer: every operation (a subscription when it opens) spends its
  * charge from its caller's budget before it executes, and leaves and rejoins spend from the
  * changed user's own; a refusal is HTTP 429 RATE_LIMITED with Retry-After, nothing executed.
- * Every response tells the budget (`RateLimit-Policy`, `RateLimit`, `extensions.cost`).
+ * Every response tells the budget (`RateLimit-Policy`, `RateLimit`, `extensions.cost`): one
+ * refused before it executes (a parse or validation error, a bad token) tells its caller's bucket
+ * as it stands, nothing spent.
  */
-export function useFairShare(config: AppConfig, services: Services, requestScope: AsyncLocalStorage<{ record?: RequestRecord }>): Plugin<Context> {
+export function useFairShare(
+  config: AppConfig,
+  services: Services,
+  requestScope: AsyncLocalStorage<{ record?: RequestRecord }>,
+  authenticator: Pick<Authenticator, 'peek' | 'authenticate'>,
+): Plugin<Context> {
   const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
   const memo = createCostMemo();
   const noted = new WeakMap<Request, RateLimitNote>();
@@ -74,9 +81,17 @@ export function useFairShare(config: AppConfig, services: Services, requestScope
       const refused = charge(args);
       if (refused) setResultAndStopExecution(refused);
     },
-    onResponse({ request, response }) {
-      const note = noted.get(request);
-      if (note) for (const [name, value] of Object.entries(rateLimitHeaders(note.principalClass, note.state))) response.headers.set(name, value);
+    async onResponse({ request, response, serverContext }) {
+      let note: Pick<RateLimitNote, 'principalClass' | 'state'> | undefined = noted.get(request);
+      if (!note) {
+        // Never charged: the token as the context would have read it (verified tokens are cached), or none.
+        const authorization = request.headers.get('authorization');
+        const viewer = authenticator.peek(authorization) ?? (await authenticator.authenticate(authorization)).viewer;
+        const address = (serverContext as { req?: http.IncomingMessage }).req?.socket.remoteAddress ?? 'unknown';
+        const principal = principalOf(viewer, address, budgets);
+        note = { principalClass: principal.class, state: fairShare.state(principal.key, principal.budget) };
+      }
+      for (const [name, value] of Object.entries(rateLimitHeaders(note.principalClass, note.state))) response.headers.set(name, value);
     },
   };
 }

@@ -88,7 +88,7 @@ export function requestPipeline({ config, services, authenticator, requestScope,
       }),
     ],
     // After the operation limits: it spends the cost they measured, and only for operations they let through.
-    ...(config.fairShare.enabled ? [['fairShare', useFairShare(config, services, requestScope)] as [string, Plugin]] : []),
+    ...(config.fairShare.enabled ? [['fairShare', useFairShare(config, services, requestScope, authenticator)] as [string, Plugin]] : []),
     ['multipartSubscriptions', useMultipartSubscriptions()],
   ];
   if (!limits.fieldSuggestions) plugins.push(['hiddenSuggestions', useHiddenSuggestions()]);

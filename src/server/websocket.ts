@@ -103,7 +103,8 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
           options.yoga,
           options.trusted,
           payload,
-          { requestId, authorization: typeof authorization === 'string' ? authorization : null },
+          // `req`, the upgrade request: fair share keys an anonymous caller by its address, as over HTTP.
+          { requestId, authorization: typeof authorization === 'string' ? authorization : null, req: context.extra.request },
           door,
         );
         return 'errors' in prepared ? prepared.errors : { ...prepared.args, rootValue: prepared };
