@@ -1,4 +1,5 @@
-import http from 'node:http';
+import { fork } from 'node:child_process';
+import { setPriority } from 'node:os';
 
 export interface FloodOptions {
   urls: string[];
@@ -19,77 +20,26 @@ export interface FloodResult {
   other: number;
 }
 
-const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { signalId } }';
-const SIGNALS = 'mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }';
+/** The lowest scheduling priority: the flooder's client gets a core only when nothing else wants it. */
+const LOWEST_PRIORITY = 19;
 
 /**
- * One credential flooding the service, open loop, round robin over `urls`: each tenth of a second,
- * half its points in single signals, 40% in batches, 10% in leaves and rejoins. Runs in the bench
- * process (its own child would need the same keep-alive agent; at these rates this one keeps up).
+ * One credential flooding the service (flood-loop.ts), from a child process at the lowest CPU
+ * priority. A real flooder's client runs on its own machine; on this one, sending and reading a
+ * thousand requests a second at equal priority took a tenth of a core from the server and its
+ * database, a cost the service cannot shed and no real attack puts on it.
  */
-export function startFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
-  const result: FloodResult = { seconds: 0, sent: 0, admittedPoints: 0, admittedChanges: 0, refused: 0, other: 0 };
-  const perTick = options.pointsPerSec / 10;
-  const signal = (i: number) => ({ userId: options.userId, itemId: `flood-${i % 100}`, kind: 'VIEW' });
-  const kinds = [
-    ...Array.from({ length: Math.round(perTick * 0.5) }, () => ({ points: 1, change: false, body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }) })),
-    ...Array.from({ length: Math.max(1, Math.round((perTick * 0.4) / options.batchSize)) }, () => ({
-      points: options.batchSize,
-      change: false,
-      body: (i: number) => JSON.stringify({ query: SIGNALS, variables: { inputs: Array.from({ length: options.batchSize }, (_, k) => signal(i + k)) } }),
-    })),
-    ...Array.from({ length: Math.max(1, Math.round(perTick * 0.1)) }, (_, k) => ({
-      points: 1,
-      change: true,
-      body: () => JSON.stringify({ query: `mutation { ${k % 2 === 0 ? 'leaveCommunityLayer' : 'rejoinCommunityLayer'} { status } }` }),
-    })),
-  ];
-  const inFlight = new Set<Promise<void>>();
-  const send = (url: string, kind: (typeof kinds)[number], i: number) => {
-    const body = kind.body(i);
-    const sent = new Promise<void>((resolve) => {
-      const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token}`, 'content-length': Buffer.byteLength(body) } });
-      request.once('error', () => {
-        result.other++;
-        resolve();
-      });
-      request.once('response', (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.once('end', () => {
-          const ok = response.statusCode === 200 && !Buffer.concat(chunks).toString().includes('"errors"');
-          if (ok) {
-            result.admittedPoints += kind.points;
-            if (kind.change) result.admittedChanges++;
-          } else if (response.statusCode === 429) result.refused++;
-          else result.other++;
-          resolve();
-        });
-      });
-      request.end(body);
-    });
-    inFlight.add(sent);
-    void sent.then(() => inFlight.delete(sent));
-  };
-  const started = performance.now();
-  let n = 0;
-  const timer = setInterval(() => {
-    // Open loop, but bounded: a server that stops answering is not sent an ever-growing backlog.
-    if (inFlight.size > 256) return;
-    for (const kind of kinds) {
-      send(options.urls[n % options.urls.length]!, kind, n);
-      n++;
-      result.sent++;
-    }
-  }, 100);
+export async function startFlood(options: FloodOptions): Promise<{ stop(): Promise<FloodResult> }> {
+  const child = fork(new URL('./flood-loop.ts', import.meta.url), [], { serialization: 'advanced' });
+  setPriority(child.pid!, LOWEST_PRIORITY);
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`flood client exited with ${code}`))));
+  const next = () => Promise.race([new Promise<unknown>((resolve) => child.once('message', resolve)), exited]);
+  child.send(options);
+  await next();
   return {
     async stop() {
-      clearInterval(timer);
-      await Promise.all(inFlight);
-      agent.destroy();
-      result.seconds = (performance.now() - started) / 1000;
-      return result;
+      child.send('stop');
+      return (await next()) as FloodResult;
     },
   };
 }

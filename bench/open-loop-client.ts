@@ -61,7 +61,7 @@ process.once('message', async (options: OpenLoopOptions) => {
   };
   // A status reader beside the load: what other users feel.
   const probe = async () => {
-    while (performance.now() < deadline) {
+    while (options.probeBody !== undefined && performance.now() < deadline) {
       const started = performance.now();
       const response = await post(options.probeBody);
       sample.probeMs.push(performance.now() - started);

@@ -8,8 +8,8 @@ export interface OpenLoopOptions {
   ratePerSec: number;
   durationSec: number;
   timeoutMs: number;
-  /** Sent back to back on one connection beside the load. */
-  probeBody: string;
+  /** Sent back to back on one connection beside the load; none: the load alone. */
+  probeBody?: string;
 }
 
 export interface OpenLoopSample {

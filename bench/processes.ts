@@ -7,6 +7,8 @@ export interface ServerProcesses {
   pids: number[];
   /** Messages the processes send over IPC (bench/server-process.ts reports applied changes). */
   onMessage(handler: (message: unknown, index: number) => void): void;
+  /** CPU a process has used so far, in ms, to the microsecond (its own process.cpuUsage(), asked over IPC; /proc counts 10 ms ticks). */
+  cpuMs(index: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -43,6 +45,17 @@ export async function startServerProcesses(options: ProcessOptions): Promise<Ser
     urls: servers.map((instance) => instance.url),
     pids: servers.map((instance) => instance.child.pid!),
     onMessage: (handler) => servers.forEach((instance, index) => instance.child.on('message', (message) => handler(message, index))),
+    cpuMs: (index) =>
+      new Promise((resolve) => {
+        const child = servers[index]!.child;
+        const answer = (message: unknown) => {
+          if (typeof message !== 'object' || message === null || !('cpuUs' in message)) return;
+          child.off('message', answer);
+          resolve(Number(message.cpuUs) / 1000);
+        };
+        child.on('message', answer);
+        child.send('cpu');
+      }),
     stop,
   };
 }

@@ -24,6 +24,20 @@ export function principalOf(viewer: Viewer | null, address: string, config: Fair
   return { key: `service:${name}`, class: 'service', budget: config.services.get(name) ?? config.service };
 }
 
+/**
+ * principalOf with each verified token's principal kept as long as its viewer (the authenticator
+ * caches viewers): the door and the charge ask it for every request.
+ */
+export function principalCache(config: FairShareConfig): (viewer: Viewer | null, address: string) => Principal {
+  const known = new WeakMap<Viewer, Principal>();
+  return (viewer, address) => {
+    if (viewer === null) return principalOf(null, address, config);
+    let principal = known.get(viewer);
+    if (!principal) known.set(viewer, (principal = principalOf(viewer, address, config)));
+    return principal;
+  };
+}
+
 /** One user's membership changes, whoever makes them: a budget of its own. */
 export function membershipChangesOf(userId: string, config: FairShareConfig): Principal {
   return { key: `membership:${userId}`, class: 'user', budget: config.membership };

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { SCOPES, type Authenticator } from '../auth/authenticate.js';
 import type { FairShare } from '../budgets/fair-share.js';
 import { fairShareConfig } from '../budgets/fair-share-config.js';
-import { principalOf } from '../budgets/principal.js';
+import { principalCache } from '../budgets/principal.js';
 import type { AppConfig } from '../config/config.js';
 import type { Metrics } from '../observability/metrics.js';
 import { rateLimitHeaders } from './fair-share.js';
@@ -25,17 +25,18 @@ const MESSAGE = JSON.stringify("This caller's budget is spent; retry after Retry
  */
 export function fairShareDoor(config: AppConfig, fairShare: FairShare, authenticator: Pick<Authenticator, 'peek'>, metrics: Metrics): EarlyRefusal {
   const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
+  const principalOf = principalCache(budgets);
   return (req, res, requestId, record) => {
     if (req.method !== 'POST' && req.method !== 'GET') return false;
     // A stream (SSE, multipart) is refused by Yoga, in the stream's own form; it is charged once, when it opens.
     if (STREAMS.test(req.headers.accept ?? '')) return false;
     const viewer = authenticator.peek(req.headers.authorization ?? null);
     if (viewer === undefined) return false;
-    const principal = principalOf(viewer, req.socket.remoteAddress ?? 'unknown', budgets);
+    const principal = principalOf(viewer, req.socket.remoteAddress ?? 'unknown');
     const refusal = fairShare.refusedAgain(principal.key);
     if (!refusal) return false;
     // Its cost is unknown (the body is not read): it counts as the least an operation costs.
-    metrics.fairShare.refusedCost.inc({ class: principal.class }, 1);
+    metrics.fairShare.refused(principal.class, 1);
     record.limited = 'budget';
     const { retryAfterSeconds, state } = refusal;
     const extensions = `{"code":"RATE_LIMITED","limit":"budget","retryAfterSeconds":${retryAfterSeconds},"requestId":${JSON.stringify(requestId)}}`;

@@ -6,7 +6,7 @@ import { SCOPES, type Authenticator } from '../auth/authenticate.js';
 import type { GraphQLContext, RateLimitNote, Services } from '../api/context.js';
 import { fairShareConfig } from '../budgets/fair-share-config.js';
 import type { BucketState } from '../budgets/fair-share.js';
-import { membershipChangesOf, principalOf } from '../budgets/principal.js';
+import { membershipChangesOf, principalCache } from '../budgets/principal.js';
 import type { AppConfig } from '../config/config.js';
 import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
@@ -30,13 +30,14 @@ export function useFairShare(
   authenticator: Pick<Authenticator, 'peek' | 'authenticate'>,
 ): Plugin<Context> {
   const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
+  const principalOf = principalCache(budgets);
   const memo = createCostMemo();
   const noted = new WeakMap<Request, RateLimitNote>();
   const { fairShare, metrics } = services;
 
   const charge = (args: ExecutionArgs): ExecutionResult | null => {
     const context = args.contextValue as Context;
-    const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown', budgets);
+    const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown');
     const cost = operationCharge(args, memo);
     let decision = fairShare.take(principal.key, principal.budget, cost);
     let limit = 'budget';
@@ -51,7 +52,7 @@ export function useFairShare(
     const note: RateLimitNote = { principalClass: principal.class, cost, admitted: decision.admitted, state: decision.state };
     context.rateLimit = note;
     if (context.request) noted.set(context.request, note);
-    (decision.admitted ? metrics.fairShare.admittedCost : metrics.fairShare.refusedCost).inc({ class: principal.class }, cost);
+    (decision.admitted ? metrics.fairShare.admitted : metrics.fairShare.refused)(principal.class, cost);
     if (decision.admitted) return null;
     const record = requestScope.getStore()?.record;
     if (record) record.limited = limit;
@@ -73,7 +74,8 @@ export function useFairShare(
         onExecuteDone({ result, setResult }) {
           const note = (args.contextValue as Context).rateLimit;
           if (!note || Symbol.asyncIterator in result) return;
-          setResult({ ...result, extensions: { ...result.extensions, cost: costExtension(note) } });
+          const cost = costExtension(note);
+          setResult({ ...result, extensions: result.extensions ? { ...result.extensions, cost } : { cost } });
         },
       };
     },
@@ -88,7 +90,7 @@ export function useFairShare(
         const authorization = request.headers.get('authorization');
         const viewer = authenticator.peek(authorization) ?? (await authenticator.authenticate(authorization)).viewer;
         const address = (serverContext as { req?: http.IncomingMessage }).req?.socket.remoteAddress ?? 'unknown';
-        const principal = principalOf(viewer, address, budgets);
+        const principal = principalOf(viewer, address);
         note = { principalClass: principal.class, state: fairShare.state(principal.key, principal.budget) };
       }
       for (const [name, value] of Object.entries(rateLimitHeaders(note.principalClass, note.state))) response.headers.set(name, value);
