@@ -137,8 +137,9 @@ async function step(model: Model, s: Step): Promise<void> {
       const { rows } = await request;
       expect(rows[0].created).toBe(model.pending === null);
       if (model.pending === null) {
-        const { rows: order } = await db.query(`SELECT id::text FROM signal WHERE user_id = $1 AND forwarded ORDER BY at_ns, id`, [user]);
-        const pending = order.map((row) => row.id as string).filter((id) => !model.purged.has(id));
+        // Ordered by the bigint column: a text output column named id would put '100' before '98'.
+        const { rows: order } = await db.query(`SELECT id::text AS signal_id FROM signal WHERE user_id = $1 AND forwarded ORDER BY at_ns, id`, [user]);
+        const pending = order.map((row) => row.signal_id as string).filter((id) => !model.purged.has(id));
         model.pending = pending.length > 0 ? pending : null;
       }
     }
