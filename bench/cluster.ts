@@ -13,6 +13,12 @@ import { startServerProcesses, type ServerProcesses } from './processes.js';
 
 const TEMPLATE = 'bench';
 const SECRET = randomBytes(32).toString('base64url');
+/**
+ * The bench's own caller (`token`, an admin) measures throughput: its budget never binds (the
+ * default 20,000 points a second is below what batched cases send), while the limiter still runs
+ * and charges it. Case 22 floods with a user token of its own.
+ */
+const UNBOUND_BENCH_CALLER = { FAIR_SHARE_ADMIN_CAPACITY: '100000000', FAIR_SHARE_ADMIN_RATE: '100000000' };
 
 /**
  * One embedded PostgreSQL for the run and a migrated template database that each case clones, so
@@ -51,7 +57,7 @@ export async function startCluster(): Promise<Cluster> {
     tokenFor: (sub, scope) => mintToken(SECRET, { sub, scope, expiresIn: '2h' }),
     freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
     async startApp(databaseUrl, options = {}, environment = {}) {
-      const app = await startLocalApp(databaseUrl, { secret: SECRET, options, environment: { ...PRODUCTION, ...environment } });
+      const app = await startLocalApp(databaseUrl, { secret: SECRET, options, environment: { ...PRODUCTION, ...UNBOUND_BENCH_CALLER, ...environment } });
       apps.add(app);
       return app;
     },
@@ -64,7 +70,7 @@ export async function startCluster(): Promise<Cluster> {
         count,
         execArgv,
         entry: 'bench/server-process.ts',
-        environment: { ...PRODUCTION, ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
+        environment: { ...PRODUCTION, ...UNBOUND_BENCH_CALLER, ...environment, DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: SECRET },
       });
       processes.add(started);
       return started;

@@ -171,21 +171,24 @@ describe('fair share: a budget per caller, in the response', () => {
   });
 
   it('limits one user\'s membership changes, whoever asks, while another user\'s leave goes through', async () => {
-    const flipper = await token('5004');
+    // An admin flips (its budget holds many changes: each costs 11 points, a user's bucket 20).
+    const admin = await token('9', 'community:admin');
     const flips = ['leaveCommunityLayer', 'rejoinCommunityLayer', 'leaveCommunityLayer', 'rejoinCommunityLayer'];
     const answers = [];
-    for (const [i, flip] of flips.entries()) answers.push(await post([a, b][i % 2]!, flipper, `mutation { ${flip} { status } }`));
+    for (const [i, flip] of flips.entries()) answers.push(await post([a, b][i % 2]!, admin, `mutation { ${flip}(userId: "5004") { status } }`));
     expect(answers.slice(0, 3).map((answer) => answer.status)).toEqual([200, 200, 200]);
     expect(answers[3]!.status).toBe(429);
     expect(answers[3]!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'membershipChanges' });
     // Still LEFT: the refused rejoin wrote nothing.
     expect((await db.query("SELECT status FROM community_membership WHERE user_id = '5004'")).rows[0].status).toBe('LEFT');
-    const admin = await token('9', 'community:admin');
-    const byAdmin = await post(b, admin, 'mutation { rejoinCommunityLayer(userId: "5004") { status } }');
-    expect(byAdmin.status).toBe(429);
+    const byUser = await post(b, await token('5004'), 'mutation { rejoinCommunityLayer { status } }');
+    expect(byUser.status).toBe(429);
+    expect(byUser.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'membershipChanges' });
     const other = await post(a, await token('5005'), 'mutation { leaveCommunityLayer { status } }');
     expect(other.status).toBe(200);
     expect(other.data!['leaveCommunityLayer']).toEqual({ status: 'LEFT' });
+    // A change is charged its work beside its objects: 10 and the membership.
+    expect(other.extensions!['cost']).toMatchObject({ requestedQueryCost: 11, actualQueryCost: 11 });
   });
 
   it('enforces one budget across two instances, not one each', async () => {

@@ -23,8 +23,7 @@ const LABELS = [
  * (the sender's `concurrency` against as many raw loops); row 15c: the library's 15b figure against
  * its 15 figure. Alternating rounds, ratios within one run. The server is a process of its own, as a
  * back-end sender meets it: in the bench's event loop, client and server took turns on one thread
- * and requests in flight could overlap only PostgreSQL's part. Budgets are off: the case measures
- * the library, and both arms outrun an admin's 20,000 points a second.
+ * and requests in flight could overlap only PostgreSQL's part.
  */
 export const sender: Case = {
   labels: [...LABELS],
@@ -32,7 +31,7 @@ export const sender: Case = {
     const url = await cluster.freshDatabase();
     const workload = createWorkload(sizes.workload);
     await leaveUsers(await cluster.sqlClient(url), workload.leftUserIds, []);
-    const app = { url: (await cluster.startProcesses(url, 1, { FAIR_SHARE: 'false' })).urls[0]! };
+    const app = { url: (await cluster.startProcesses(url, 1)).urls[0]! };
     const seconds = sizes.durationSec / sizes.rounds;
     const batch = (): SignalInputJson[] => Array.from({ length: sizes.batchSize }, () => ({ ...workload.nextSignal(), eventId: randomUUID() }));
 

@@ -8,6 +8,12 @@ import type { LeaveEpisode as LeaveEpisodeShape, LeavePage, Membership, Membersh
 import { RECENT_LEAVES } from '../membership/status-reads.js';
 
 const MAX_HISTORY_PAGE = 100;
+/**
+ * What a leave or rejoin costs beyond its objects: it writes permanent history and a feed event, and
+ * every instance applies it (a notification, a cache update, a webhook dispatch pass: about 2 ms of
+ * CPU each, docs/performance.md), where a signal costs one instance well under 1 ms.
+ */
+const MEMBERSHIP_CHANGE_WORK = 10;
 
 /** A membership; from a subscription it carries the state its subscribers share (newest leaves, count). */
 type MembershipView = Membership & { shared?: MembershipState };
@@ -120,6 +126,7 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     description:
       'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
     args: { userId: t.arg(userIdArgument) },
+    extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK } },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
       readYourWrite(services, 'leave', await services.membershipRecords.leave(requireTargetUser(args.userId, viewer))),
@@ -131,6 +138,7 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     type: CommunityMembershipRef,
     description: 'Resumes forwarding; history keeps every past leave. Rejoining while ACTIVE changes nothing.',
     args: { userId: t.arg(userIdArgument) },
+    extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK } },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: async (_root, args, { services, viewer }) =>
       readYourWrite(services, 'rejoin', await services.membershipRecords.rejoin(requireTargetUser(args.userId, viewer))),

@@ -50,7 +50,8 @@ export function createCostMemo(): CostMemo {
  * `first: 500` and a 1000-entry `$inputs` like a 1000-entry literal. Every alias and every fragment
  * spread counts, as each one executes.
  *
- * - An object-typed field costs 1 per object; scalar and enum fields cost nothing.
+ * - An object-typed field costs 1 per object; scalar and enum fields cost nothing; a field's
+ *   declared `work` adds to that.
  * - A list multiplies its selection by its size: the field's `listSize`, else the `listSize` of the
  *   field around it (a connection's `first` sizes its `edges`), else DEFAULT_LIST_SIZE.
  * - Introspection (`__schema`, `__type`) is not counted: it is bounded by the schema, and held by
@@ -156,7 +157,7 @@ class CostWalk {
     const composite = isCompositeType(type);
     const below = composite && node.selectionSet ? this.selection(node.selectionSet, type, isList ? undefined : declaredSize) : NOTHING;
     const own = declaration?.writes?.(args) ?? NOTHING;
-    return add({ cost: 0, signals: own.signals, cohortAttributions: own.cohortAttributions }, { ...below, cost: below.cost + (composite ? 1 : 0) }, items);
+    return add({ cost: declaration?.work ?? 0, signals: own.signals, cohortAttributions: own.cohortAttributions }, { ...below, cost: below.cost + (composite ? 1 : 0) }, items);
   }
 
   private conditionType(name: string | undefined): GraphQLCompositeType | undefined {

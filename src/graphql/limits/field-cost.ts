@@ -11,6 +11,11 @@ export interface FieldCost<Args> {
   listSize?: (args: Args) => number;
   /** What the field writes, counted against the per-request budget. */
   writes?: (args: Args) => Writes;
+  /**
+   * Points for the field's own work beyond the objects it returns: a mutation whose effects reach
+   * every instance (Shopify charges every mutation 10).
+   */
+  work?: number;
 }
 
 export interface Writes {
