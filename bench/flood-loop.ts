@@ -3,6 +3,8 @@ import type { FloodOptions, FloodResult } from './flood.js';
 
 const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { signalId } }';
 const SIGNALS = 'mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }';
+/** What `leaveCommunityLayer { status }` costs: 10 for the change, 1 for the membership (docs/operations.md). */
+const CHANGE_POINTS = 11;
 
 /**
  * One credential flooding the service, open loop, round robin over `urls`: each tenth of a second,
@@ -13,6 +15,7 @@ function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   const result: FloodResult = { seconds: 0, sent: 0, admittedPoints: 0, admittedChanges: 0, refused: 0, other: 0 };
   const perTick = options.pointsPerSec / 10;
+  let flips = 0;
   const signal = (i: number) => ({ userId: options.userId, itemId: `flood-${i % 100}`, kind: 'VIEW' });
   const kinds = [
     ...Array.from({ length: Math.round(perTick * 0.5) }, () => ({ points: 1, change: false, body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }) })),
@@ -21,10 +24,11 @@ function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
       change: false,
       body: (i: number) => JSON.stringify({ query: SIGNALS, variables: { inputs: Array.from({ length: options.batchSize }, (_, k) => signal(i + k)) } }),
     })),
-    ...Array.from({ length: Math.max(1, Math.round(perTick * 0.1)) }, (_, k) => ({
-      points: 1,
+    ...Array.from({ length: Math.max(1, Math.round((perTick * 0.1) / CHANGE_POINTS)) }, () => ({
+      points: CHANGE_POINTS,
       change: true,
-      body: () => JSON.stringify({ query: `mutation { ${k % 2 === 0 ? 'leaveCommunityLayer' : 'rejoinCommunityLayer'} { status } }` }),
+      // Leave, rejoin, leave…: each one a change.
+      body: () => JSON.stringify({ query: `mutation { ${flips++ % 2 === 0 ? 'leaveCommunityLayer' : 'rejoinCommunityLayer'} { status } }` }),
     })),
   ];
   const inFlight = new Set<Promise<void>>();
@@ -40,9 +44,10 @@ function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.once('end', () => {
-          const ok = response.statusCode === 200 && !Buffer.concat(chunks).toString().includes('"errors"');
-          if (ok) {
-            result.admittedPoints += kind.points;
+          const answer = JSON.parse(Buffer.concat(chunks).toString()) as { errors?: unknown[]; extensions?: { cost?: { actualQueryCost?: number } } };
+          if (response.statusCode === 200 && !answer.errors) {
+            // What the server charged (a leave or rejoin costs more than its objects), not what the flood guessed.
+            result.admittedPoints += answer.extensions?.cost?.actualQueryCost ?? kind.points;
             if (kind.change) result.admittedChanges++;
           } else if (response.statusCode === 429) result.refused++;
           else result.other++;

@@ -109,10 +109,14 @@ async function cpuPerRequest(cluster: Parameters<Case['run']>[0], url: string, s
   try {
     const spent = { on: { ms: 0, requests: 0 }, off: { ms: 0, requests: 0 } };
     for (const target of [on, off]) await steady(target.urls[0]!, sizes.warmupSec);
-    // At least three rounds, even in --quick: a few percent drown in one round's drift.
-    const rounds = Math.max(3, sizes.rounds);
+    // At least four rounds, even in --quick (a few percent drown in one round's drift), and an even
+    // number, so that each arm goes first as often.
+    const rounds = 2 * Math.max(2, Math.ceil(sizes.rounds / 2));
     for (let round = 0; round < rounds; round++) {
-      for (const [arm, target] of [['on', on], ['off', off]] as const) {
+      // On, off, off, on…: the CPU per request falls through the case as the processes warm up, and
+      // the arm always measured first would carry that drift (4–5% here).
+      const arms = [['on', on], ['off', off]] as const;
+      for (const [arm, target] of round % 2 === 0 ? arms : [...arms].reverse()) {
         const before = await target.cpuMs(0);
         // No probe: its back-to-back reads would make each arm's load as large as its latency allows.
         const sample = await steady(target.urls[0]!, sizes.durationSec / rounds, false);
