@@ -108,14 +108,17 @@ describe.each([
       const targets = load.acknowledged.map((n) => n + count);
       await until(what, () => load.acknowledged.every((n, i) => n >= targets[i]!));
     };
+    const outage = { from: Infinity, to: -Infinity };
     try {
       await progress('40 operations acknowledged on each instance before the kill', 40);
       await until('the purge running', async () => (await sql(primaryDb, `SELECT removed_so_far::int AS n FROM community_purge WHERE id = $1`, [purgeId]))[0].n > 0);
 
+      outage.from = performance.now();
       await pair.killPrimary();
       // No primary: not ready (retryable answers meanwhile), until one is found again.
       await until('both instances not ready without a primary', async () => (await Promise.all(apps.map(readiness))).every((r) => !r.ok));
       await pair.promoteStandby();
+      outage.to = performance.now();
       // The purge was cut short by the kill: what is left runs on the new primary.
       const [cut] = await sql(pair.url(DATABASE, pair.standbyPort), `SELECT status, removed_so_far::int AS n FROM community_purge WHERE id = $1`, [purgeId]);
       expect(cut).toMatchObject({ status: 'RUNNING' });
@@ -127,7 +130,9 @@ describe.each([
       await load.stop();
     }
     expect(load.unexpected).toEqual([]);
-    expect(load.retried).toBeGreaterThan(0);
+    // The failover happened under load: operations were in flight while there was no primary. Each
+    // was answered 503 and retried, or waited for the new primary; a run may see none of the first.
+    expect(load.history.some((op) => op.start < outage.to && op.end > outage.from)).toBe(true);
 
     const db = await sqlClient(pair.url(DATABASE, pair.standbyPort));
     try {
