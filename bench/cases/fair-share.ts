@@ -112,10 +112,10 @@ async function cpuPerRequest(cluster: Parameters<Case['run']>[0], url: string, s
     // At least four rounds, even in --quick (a few percent drown in one round's drift), and an even
     // number, so that each arm goes first as often.
     const rounds = 2 * Math.max(2, Math.ceil(sizes.rounds / 2));
+    // On, off, off, on…: the CPU per request falls through the case as the processes warm up, and
+    // the arm always measured first would carry that drift (4–5% here).
+    const arms = [['on', on], ['off', off]] as const;
     for (let round = 0; round < rounds; round++) {
-      // On, off, off, on…: the CPU per request falls through the case as the processes warm up, and
-      // the arm always measured first would carry that drift (4–5% here).
-      const arms = [['on', on], ['off', off]] as const;
       for (const [arm, target] of round % 2 === 0 ? arms : [...arms].reverse()) {
         const before = await target.cpuMs(0);
         // No probe: its back-to-back reads would make each arm's load as large as its latency allows.

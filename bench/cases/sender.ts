@@ -77,17 +77,6 @@ export const sender: Case = {
     };
 
     const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
-    /** This process's CPU (the client's; the server is another process) over `rounds`, per 1,000 signals sent. */
-    const clientCpu = { raw: { ms: 0, signals: 0 }, library: { ms: 0, signals: 0 } };
-    const timed = async (arm: 'raw' | 'library', run: () => Promise<number>) => {
-      const before = process.cpuUsage();
-      const rate = await run();
-      const used = process.cpuUsage(before);
-      clientCpu[arm].ms += (used.user + used.system) / 1000;
-      clientCpu[arm].signals += rate * seconds;
-      return rate;
-    };
-    const perThousand = () => ({ raw: (1000 * clientCpu.raw.ms) / clientCpu.raw.signals, library: (1000 * clientCpu.library.ms) / clientCpu.library.signals });
     const rows = [];
     const libraryRates: number[] = [];
     const rawRates: number[] = [];
@@ -95,7 +84,17 @@ export const sender: Case = {
       await raw(sizes.warmupSec, inFlight);
       await library(sizes.warmupSec, inFlight);
       const rates = { raw: [] as number[], library: [] as number[] };
-      Object.assign(clientCpu, { raw: { ms: 0, signals: 0 }, library: { ms: 0, signals: 0 } });
+      // This process's CPU over the rounds (the client's; the server is another process), per arm.
+      const clientCpu = { raw: { ms: 0, signals: 0 }, library: { ms: 0, signals: 0 } };
+      const timed = async (arm: 'raw' | 'library', run: () => Promise<number>) => {
+        const before = process.cpuUsage();
+        const rate = await run();
+        const used = process.cpuUsage(before);
+        clientCpu[arm].ms += (used.user + used.system) / 1000;
+        clientCpu[arm].signals += rate * seconds;
+        return rate;
+      };
+      const perThousand = (arm: 'raw' | 'library') => (1000 * clientCpu[arm].ms) / clientCpu[arm].signals;
       for (let round = 0; round < sizes.rounds; round++) {
         rates.raw.push(await timed('raw', () => raw(seconds, inFlight)));
         rates.library.push(await timed('library', () => library(seconds, inFlight)));
@@ -108,7 +107,7 @@ export const sender: Case = {
         ratio,
         target: inFlight === 1 ? '≥ 0.95×' : '≥ 0.9×',
         met: ratio >= (inFlight === 1 ? 0.95 : 0.9),
-        details: { batchSize: sizes.batchSize, inFlight, rounds: rates, clientCpuMsPer1000Signals: perThousand() },
+        details: { batchSize: sizes.batchSize, inFlight, rounds: rates, clientCpuMsPer1000Signals: { raw: perThousand('raw'), library: perThousand('library') } },
       });
       libraryRates.push(mean(rates.library));
       rawRates.push(mean(rates.raw));
