@@ -35,6 +35,8 @@ export interface FairShareOptions {
 export class FairShare {
   private readonly entries = new Map<string, Entry>();
   private readonly dirty = new Set<string>();
+  /** Entries whose `dry` is set: while none is, the door has nobody to refuse and asks nothing. */
+  private dryEntries = 0;
   private syncing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private sweeper: NodeJS.Timeout | null = null;
@@ -43,6 +45,11 @@ export class FairShare {
   private stopped = false;
 
   constructor(private readonly options: FairShareOptions) {}
+
+  /** Whether some caller here is refused lately (or spent its last point): the door's first, cheapest question. */
+  get refusing(): boolean {
+    return this.dryEntries > 0;
+  }
 
   /** Whether the shared buckets answered lately (false: each budget is enforced here alone, at 1/instances). */
   get shared(): boolean {
@@ -94,7 +101,7 @@ export class FairShare {
       this.schedule(key);
       return this.admitted(entry, now);
     }
-    entry.dry = true;
+    this.setDry(entry, true);
     return refusal(entry, cost, this.reachable, instances, now);
   }
 
@@ -106,8 +113,13 @@ export class FairShare {
   /** The last point spent: the next request is refused at the door, not after Yoga parsed it. */
   private admitted(entry: Entry, now: number): Decision {
     const state = bucketState(entry, this.reachable, this.options.instances, now);
-    entry.dry = state.currentlyAvailable < 1;
+    this.setDry(entry, state.currentlyAvailable < 1);
     return { admitted: true, state };
+  }
+
+  private setDry(entry: Entry, dry: boolean): void {
+    if (entry.dry !== dry) this.dryEntries += dry ? 1 : -1;
+    entry.dry = dry;
   }
 
   /**
@@ -172,7 +184,9 @@ export class FairShare {
       const byKey = new Map(requests.map((request) => [request.key, request]));
       for (const grant of grants) {
         const entry = this.entries.get(grant.key);
-        if (entry && !applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt)) this.entries.delete(grant.key);
+        if (!entry || applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt)) continue;
+        this.setDry(entry, false);
+        this.entries.delete(grant.key);
       }
       if (!this.reachable) this.options.logger.info('fair share: the lease store answers again; budgets are shared again');
       this.reachable = true;

@@ -27,6 +27,8 @@ export function fairShareDoor(config: AppConfig, fairShare: FairShare, authentic
   const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
   const principalOf = principalCache(budgets);
   return (req, res, requestId, record) => {
+    // Nobody is refused lately: nothing to look up (this is every request but a flood's).
+    if (!fairShare.refusing) return false;
     if (req.method !== 'POST' && req.method !== 'GET') return false;
     // A stream (SSE, multipart) is refused by Yoga, in the stream's own form; it is charged once, when it opens.
     if (STREAMS.test(req.headers.accept ?? '')) return false;

@@ -14,6 +14,7 @@ import { membershipTargets, operationCharge } from './fair-share-charge.js';
 import type { RequestRecord } from './request-observer.js';
 
 type Context = GraphQLContext & { req?: http.IncomingMessage; request?: Request };
+type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>>, void | Promise<unknown>>;
 
 /**
  * Fair share at the GraphQL layer: every operation (a subscription when it opens) spends its
@@ -32,7 +33,6 @@ export function useFairShare(
   const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
   const principalOf = principalCache(budgets);
   const memo = createCostMemo();
-  const noted = new WeakMap<Request, RateLimitNote>();
   const { fairShare, metrics } = services;
 
   const charge = (args: ExecutionArgs): ExecutionResult | null => {
@@ -51,7 +51,6 @@ export function useFairShare(
     }
     const note: RateLimitNote = { principalClass: principal.class, cost, admitted: decision.admitted, state: decision.state };
     context.rateLimit = note;
-    if (context.request) noted.set(context.request, note);
     (decision.admitted ? metrics.fairShare.admitted : metrics.fairShare.refused)(principal.class, cost);
     if (decision.admitted) return null;
     const record = requestScope.getStore()?.record;
@@ -66,36 +65,50 @@ export function useFairShare(
     return { errors: [error], extensions: { cost: costExtension(note) } };
   };
 
+  // Never charged: the token as the context would have read it (verified tokens are cached), or none.
+  const unchargedNote = async (request: Request, serverContext: unknown): Promise<Pick<RateLimitNote, 'principalClass' | 'state'>> => {
+    const authorization = request.headers.get('authorization');
+    const viewer = authenticator.peek(authorization) ?? (await authenticator.authenticate(authorization)).viewer;
+    const address = (serverContext as { req?: http.IncomingMessage }).req?.socket.remoteAddress ?? 'unknown';
+    const principal = principalOf(viewer, address);
+    return { principalClass: principal.class, state: fairShare.state(principal.key, principal.budget) };
+  };
+
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const refused = charge(args);
       if (refused) return setResultAndStopExecution(refused);
-      return {
-        onExecuteDone({ result, setResult }) {
-          const note = (args.contextValue as Context).rateLimit;
-          if (!note || Symbol.asyncIterator in result) return;
-          const cost = costExtension(note);
-          setResult({ ...result, extensions: result.extensions ? { ...result.extensions, cost } : { cost } });
-        },
-      };
+      return ADD_COST_EXTENSION;
     },
     onSubscribe({ args, setResultAndStopExecution }) {
       const refused = charge(args);
       if (refused) setResultAndStopExecution(refused);
     },
-    async onResponse({ request, response, serverContext }) {
-      let note: Pick<RateLimitNote, 'principalClass' | 'state'> | undefined = noted.get(request);
-      if (!note) {
-        // Never charged: the token as the context would have read it (verified tokens are cached), or none.
-        const authorization = request.headers.get('authorization');
-        const viewer = authenticator.peek(authorization) ?? (await authenticator.authenticate(authorization)).viewer;
-        const address = (serverContext as { req?: http.IncomingMessage }).req?.socket.remoteAddress ?? 'unknown';
-        const principal = principalOf(viewer, address);
-        note = { principalClass: principal.class, state: fairShare.state(principal.key, principal.budget) };
-      }
-      for (const [name, value] of Object.entries(rateLimitHeaders(note.principalClass, note.state))) response.headers.set(name, value);
+    // Synchronous for a charged operation (every request but a refused one's): a promise here makes the
+    // whole response path asynchronous. A single operation's context is the server context Yoga was
+    // given; a batch's operations each have their own, so its headers tell the bucket after them all.
+    onResponse({ request, response, serverContext }) {
+      const note = (serverContext as Partial<Context>).rateLimit;
+      if (note) return setRateLimitHeaders(response, note);
+      return unchargedNote(request, serverContext).then((uncharged) => setRateLimitHeaders(response, uncharged));
     },
   };
+}
+
+/** One object for every operation: no closure per request. */
+const ADD_COST_EXTENSION: ExecuteHooks = {
+  onExecuteDone({ args, result, setResult }) {
+    const note = args.contextValue.rateLimit;
+    if (!note || Symbol.asyncIterator in result) return;
+    const cost = costExtension(note);
+    setResult({ ...result, extensions: result.extensions ? { ...result.extensions, cost } : { cost } });
+  },
+};
+
+function setRateLimitHeaders(response: Response, note: Pick<RateLimitNote, 'principalClass' | 'state'>): void {
+  const headers = rateLimitHeaders(note.principalClass, note.state);
+  response.headers.set('ratelimit-policy', headers['ratelimit-policy']);
+  response.headers.set('ratelimit', headers.ratelimit);
 }
 
 /** Shopify's shape: what was asked, what was spent, and the bucket after. */
@@ -104,7 +117,7 @@ function costExtension(note: RateLimitNote) {
 }
 
 /** The IETF httpapi draft's fields: the policy (quota, and the seconds it takes to refill) and what is left now. */
-export function rateLimitHeaders(policy: string, state: BucketState): Record<string, string> {
+export function rateLimitHeaders(policy: string, state: BucketState): { 'ratelimit-policy': string; ratelimit: string } {
   const window = Math.max(1, Math.ceil(state.maximumAvailable / state.restoreRate));
   const untilFull = Math.ceil((state.maximumAvailable - state.currentlyAvailable) / state.restoreRate);
   return {
