@@ -24,6 +24,8 @@ export class WorkerLiveness {
   private locking: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private sweeping: Promise<unknown> = Promise.resolve();
+  /** A reconnect under way: a stop waits for it, or its session would be kept out of the pool for good (and the pool's end with it). */
+  private reconnecting: Promise<unknown> = Promise.resolve();
   private stopped = false;
 
   constructor(
@@ -64,7 +66,7 @@ export class WorkerLiveness {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
-    await Promise.all([this.locking, this.sweeping]);
+    await Promise.all([this.locking, this.sweeping, this.reconnecting]);
     this.client?.release(true); // closed, so its locks go with it
     this.client = null;
   }
@@ -90,7 +92,7 @@ export class WorkerLiveness {
     this.logger.warn({ err: error }, 'the delivery workers lost their liveness session; reconnecting');
     const retry = (): void => {
       if (this.stopped) return;
-      this.connect().catch(() => setTimeout(retry, RECONNECT_MS).unref());
+      this.reconnecting = this.connect().catch(() => setTimeout(retry, RECONNECT_MS).unref());
     };
     setTimeout(retry, RECONNECT_MS).unref();
   }

@@ -152,7 +152,11 @@ export class ChannelListener implements Channel {
 
   private startHeartbeat(client: pg.Client): void {
     const channels = this.channels();
+    let beating = false;
     this.heartbeatTimer = setInterval(() => {
+      // One at a time: a slow answer is its timeout's to judge, and pg would queue the next behind it.
+      if (beating) return;
+      beating = true;
       withTimeout(
         client.query<{ listened: number }>('SELECT count(*)::int AS listened FROM pg_listening_channels() AS c WHERE c = ANY($1::text[])', [channels]),
         this.options.heartbeatTimeoutMs,
@@ -160,7 +164,8 @@ export class ChannelListener implements Channel {
         .then((result) => {
           if (result.rows[0]?.listened !== channels.length) this.lost(client, 'a channel no longer listened');
         })
-        .catch((error: unknown) => this.lost(client, error));
+        .catch((error: unknown) => this.lost(client, error))
+        .finally(() => (beating = false));
     }, this.options.heartbeatMs);
     this.heartbeatTimer.unref();
   }
