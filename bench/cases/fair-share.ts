@@ -4,6 +4,7 @@ import { httpLoad } from '../load.js';
 import { ms, num } from '../format.js';
 import { openLoop, type OpenLoopSample } from '../open-loop.js';
 import { processCpuMs } from '../process-cpu.js';
+import { startRefusers } from '../refuser.js';
 import { summarize } from '../stats.js';
 import { body, createWorkload, SIGNAL } from '../workload.js';
 
@@ -11,6 +12,7 @@ const COUNTS = [1, 4] as const;
 const suffix = (n: number) => `${n} process${n > 1 ? 'es' : ''}`;
 const P99 = (n: number) => `22. fair share: other users' p99 with one credential flooding at 10× its budget, ${suffix(n)}`;
 const ADMITTED = (n: number) => `22. fair share: flooder admitted vs its budget, ${suffix(n)}`;
+const FLOOR = (n: number) => `22. fair share: other users' p99 with the same flood refused by bare HTTP servers (the floor), ${suffix(n)}`;
 const CPU = '22. fair share: server CPU per request, limits on vs off';
 
 /**
@@ -43,10 +45,12 @@ const MIN_WINDOW_SEC = BUDGET.capacity / BUDGET.rate + 0.5;
  * load without the flood, measured in alternating rounds on the same processes (quiet, flooded,
  * quiet, flooded…) so that the machine's drift falls on both; what the flooder got in against
  * what its bucket allows (capacity + rate × seconds, each round); and the server CPU per request
- * of the steady load, limits on against FAIR_SHARE=false, side by side.
+ * of the steady load, limits on against FAIR_SHARE=false, side by side. Each round also floods
+ * bare servers that refuse everything (refuser.ts) beside the quiet ones: the others' p99 then is
+ * the floor of theirs, what the flood's HTTP alone costs them on these cores.
  */
 export const fairShare: Case = {
-  labels: [CPU, ...COUNTS.flatMap((n) => [P99(n), ADMITTED(n)])],
+  labels: [CPU, ...COUNTS.flatMap((n) => [P99(n), FLOOR(n), ADMITTED(n)])],
   async run(cluster, sizes) {
     const url = await cluster.freshDatabase();
     const workload = createWorkload(sizes.workload);
@@ -61,10 +65,11 @@ export const fairShare: Case = {
     const window = Math.max(MIN_WINDOW_SEC, (2 * sizes.durationSec) / rounds);
     for (const count of COUNTS) {
       const processes = await cluster.startProcesses(url, count, ENVIRONMENT);
+      const refusers = await startRefusers(count);
       try {
         const target = processes.urls[0]!;
         await steady(target, sizes.warmupSec);
-        const samples: Samples = { quiet: [], flooded: [], burst: [], floods: [], spanSec: 0, windowSec: window, cpuMs: { quiet: 0, flooded: 0 } };
+        const samples: Samples = { quiet: [], flooded: [], floor: [], burst: [], floods: [], spanSec: 0, windowSec: window, cpuMs: { quiet: 0, flooded: 0 } };
         const cpu = () => processes.pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
         const from = performance.now();
         for (let round = 0; round < rounds; round++) {
@@ -77,11 +82,16 @@ export const fairShare: Case = {
           samples.flooded.push(await steady(target, window));
           samples.cpuMs.flooded += cpu() - before;
           samples.floods.push(await flood.stop());
+          // The same flood at servers that refuse it all for the price of HTTP alone: what any limiter pays at least.
+          const refused = await startFlood({ urls: refusers.urls, token: flooderToken, userId: '777777', pointsPerSec: 10 * BUDGET.rate, batchSize: 10 });
+          await steady(target, FLOOD_WARMUP_SEC);
+          samples.floor.push(await steady(target, window));
+          await refused.stop();
         }
         samples.spanSec = (performance.now() - from) / 1000;
         rows.push(...rowsFor(count, samples));
       } finally {
-        await processes.stop();
+        await Promise.all([processes.stop(), refusers.stop()]);
       }
     }
     return rows;
@@ -91,6 +101,8 @@ export const fairShare: Case = {
 interface Samples {
   quiet: OpenLoopSample[];
   flooded: OpenLoopSample[];
+  /** The steady load while the flood went to bare refusing servers instead (refuser.ts). */
+  floor: OpenLoopSample[];
   /** Each flood's first second, while its full bucket is spent: in the details, not in the ratio. */
   burst: OpenLoopSample[];
   floods: FloodResult[];
@@ -166,14 +178,15 @@ function pooled(samples: OpenLoopSample[]): OpenLoopSample {
 }
 
 function rowsFor(count: number, samples: Samples): Row[] {
-  const [quiet, flooded, burst] = [pooled(samples.quiet), pooled(samples.flooded), pooled(samples.burst)];
-  const [calm, stormy] = [summarize(quiet.okMs), summarize(flooded.okMs)];
+  const [quiet, flooded, floor, burst] = [pooled(samples.quiet), pooled(samples.flooded), pooled(samples.floor), pooled(samples.burst)];
+  const [calm, stormy, least] = [summarize(quiet.okMs), summarize(flooded.okMs), summarize(floor.okMs)];
   const seconds = samples.floods.reduce((sum, flood) => sum + flood.seconds, 0);
   const sum = (field: 'admittedPoints' | 'admittedChanges' | 'refused' | 'sent') => samples.floods.reduce((total, flood) => total + flood[field], 0);
   // Each flood starts from a full bucket at most (the quiet window refills it), and spends what refills meanwhile.
   const allowed = samples.floods.length * BUDGET.capacity + BUDGET.rate * seconds;
   const changesAllowed = MEMBERSHIP.changes + (MEMBERSHIP.changes / MEMBERSHIP.windowSec) * samples.spanSec;
   const latencyRatio = stormy.p99 / calm.p99;
+  const floorRatio = least.p99 / calm.p99;
   const admittedRatio = sum('admittedPoints') / allowed;
   const others = (sample: OpenLoopSample) => ({ sent: sample.sent, ok: sample.okMs.length, shed: sample.shedMs.length, failures: sample.failures, firstFailure: sample.firstFailure });
   return [
@@ -184,7 +197,16 @@ function rowsFor(count: number, samples: Samples): Row[] {
       ratio: latencyRatio,
       target: '≤ 1.5',
       met: latencyRatio <= 1.5 && flooded.failures === 0,
-      details: { serverCpu: floodCpu(samples), quiet: others(quiet), flooded: others(flooded), burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 }, steadyPerSec: STEADY_PER_SEC, floodWarmupSec: FLOOD_WARMUP_SEC },
+      details: { serverCpu: floodCpu(samples), floorRatio, quiet: others(quiet), flooded: others(flooded), burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 }, steadyPerSec: STEADY_PER_SEC, floodWarmupSec: FLOOD_WARMUP_SEC },
+    },
+    {
+      case: FLOOR(count),
+      figure: `p99 ${ms(least.p99)} (p50 ${ms(least.p50)}), ${num(floor.okMs.length)} of ${num(floor.sent)} answered`,
+      ceiling: `no flood p99 ${ms(calm.p99)} (p50 ${ms(calm.p50)}); with the service refusing it ${ms(stormy.p99)}`,
+      ratio: floorRatio,
+      target: '—',
+      met: null,
+      details: { floor: others(floor), againstFloor: stormy.p99 / least.p99 },
     },
     {
       case: ADMITTED(count),
