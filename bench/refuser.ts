@@ -12,8 +12,13 @@ export interface Refusers {
  */
 export async function startRefusers(count: number): Promise<Refusers> {
   const children: ChildProcess[] = [];
-  const stop = () =>
-    Promise.all(children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.send('stop')))))).then(() => undefined);
+  const stopOne = (child: ChildProcess) =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.send('stop');
+    });
+  const stop = async () => void (await Promise.all(children.map(stopOne)));
   try {
     const urls = await Promise.all(
       Array.from({ length: count }, () => {
