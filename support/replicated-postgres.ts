@@ -1,18 +1,18 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
-import { chmod, chown, mkdtemp, rm } from 'node:fs/promises';
+import { appendFile, chmod, chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { lowLevelBackup } from './low-level-backup.js';
+import { placeBinaries, shippedBinaries, type Binaries } from './postgres/embedded/binaries.js';
 import { runProgram } from './postgres/embedded/postgres-process.js';
-import { postgresUser, type SystemUser } from './postgres/embedded/postgres-user.js';
+import { postgresUser, sharedFolder, type SystemUser } from './postgres/embedded/postgres-user.js';
 import { freePort } from '../src/util/free-port.js';
-import { MissingPrerequisite } from './pgbouncer.js';
 
 /**
- * Two real PostgreSQL servers: a primary (wal_level=replica) and a streaming standby made with
- * `pg_basebackup -R`, from one installation (a standby needs the primary's major version). The
- * embedded build ships no pg_basebackup, so this uses Debian's PostgreSQL (`.ci/run` installs it).
+ * Two real PostgreSQL servers from the embedded installation (the one the whole suite uses): a
+ * primary and a streaming standby made from it by the low-level backup API (low-level-backup.ts),
+ * as the embedded build ships no pg_basebackup. The standby streams through a physical slot.
  */
 export interface ReplicatedPostgres {
   primaryPort: number;
@@ -30,25 +30,17 @@ export interface ReplicatedPostgres {
 const USER = 'postgres';
 /** The server trusts local connections; PgBouncer checks this password (it needs one). */
 const PASSWORD = 'failover';
+const SLOT = 'standby';
 
-/** The newest Debian PostgreSQL with pg_basebackup, or a paragraph on how to install one. */
-export function replicationBinaries(): string {
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(path.join(root, v, 'bin', 'pg_basebackup'))) : [];
-  const newest = versions.sort((a, b) => Number(b) - Number(a))[0];
-  if (!newest) {
-    throw new MissingPrerequisite(
-      'PostgreSQL server binaries with pg_basebackup are not installed (looked under /usr/lib/postgresql/<version>/bin). ' +
-        'The failover test needs them for a primary and a streaming standby. Install them with `sudo apt-get install postgresql` ' +
-        '(Debian/Ubuntu; .ci/run does this when they are missing), then run npm test again.',
-    );
-  }
-  return path.join(root, newest, 'bin');
+/** The embedded binaries; as root a copy that the `postgres` user can reach, as the embedded server uses. */
+async function embeddedBinaries(user: SystemUser | null): Promise<Binaries> {
+  const shipped = await shippedBinaries();
+  return user ? placeBinaries(shipped, user, await sharedFolder(user)) : shipped;
 }
 
 export async function startReplicatedPostgres(options: { synchronous: boolean }): Promise<ReplicatedPostgres> {
-  const bin = replicationBinaries();
   const user = userInfo().uid === 0 ? await postgresUser() : null;
+  const bin = path.join((await embeddedBinaries(user)).root, 'bin');
   const dir = await mkdtemp(path.join(tmpdir(), 'community-layer-replicated-'));
   await chmod(dir, 0o755);
   if (user) await chown(dir, user.uid, user.gid);
@@ -65,11 +57,11 @@ export async function startReplicatedPostgres(options: { synchronous: boolean })
     const primary = await startServer(bin, path.join(dir, 'primary'), primaryPort, dir, user);
     servers.push(primary);
     await sql(url('postgres', primaryPort), `CREATE ROLE replicator REPLICATION LOGIN`);
-    await run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'replicator', '-D', path.join(dir, 'standby'), '-R', '-X', 'stream', '-c', 'fast']);
+    await makeStandby(url('postgres', primaryPort), path.join(dir, 'primary'), path.join(dir, 'standby'), user);
     const standby = await startServer(bin, path.join(dir, 'standby'), standbyPort, dir, user);
     servers.push(standby);
     if (options.synchronous) {
-      // Set after the base backup, on the primary alone: the standby, once promoted, has no standby
+      // Set after the backup, on the primary alone: the standby, once promoted, has no standby
       // of its own to wait for.
       await sql(url('postgres', primaryPort), `ALTER SYSTEM SET synchronous_standby_names = '*'`);
       await sql(url('postgres', primaryPort), `SELECT pg_reload_conf()`);
@@ -93,6 +85,30 @@ export async function startReplicatedPostgres(options: { synchronous: boolean })
     await stopAll();
     throw error;
   }
+}
+
+/**
+ * A slot first (reserving WAL from now on, so none the standby needs is recycled before it
+ * connects), then the backup, then what makes the copy a standby: `standby.signal`, and where and
+ * through which slot it streams. pg_backup_start and pg_backup_stop run in one session.
+ */
+async function makeStandby(primaryUrl: string, primaryData: string, standbyData: string, user: SystemUser | null): Promise<void> {
+  const session = new pg.Client({ connectionString: primaryUrl });
+  session.on('error', () => undefined);
+  await session.connect();
+  try {
+    await session.query(`SELECT pg_create_physical_replication_slot($1, true)`, [SLOT]);
+    await lowLevelBackup(session, primaryData, standbyData, user);
+  } finally {
+    await session.end().catch(() => undefined);
+  }
+  const port = new URL(primaryUrl).port;
+  await appendFile(
+    path.join(standbyData, 'postgresql.auto.conf'),
+    `primary_conninfo = 'host=127.0.0.1 port=${port} user=replicator application_name=standby'\nprimary_slot_name = '${SLOT}'\n`,
+  );
+  await writeFile(path.join(standbyData, 'standby.signal'), '');
+  if (user) await chown(path.join(standbyData, 'standby.signal'), user.uid, user.gid);
 }
 
 /** Runs one statement on a connection of its own. */
