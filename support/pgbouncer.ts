@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { chmod, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { connect } from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { withLibraries } from './debian-packages.js';
+import { pgbouncerBinary } from './pgbouncer-binary.js';
+import { postgresUser } from './postgres/embedded/postgres-user.js';
 import { freePort } from '../src/util/free-port.js';
 
 /** A PgBouncer in transaction mode in front of one PostgreSQL, for the tests that run through it. */
@@ -14,19 +16,6 @@ export interface PgBouncer {
   /** Points it at another server (as a failover tool does): rewrites its ini and restarts it on the same port. */
   repoint(directUrl: string): Promise<void>;
   stop(): Promise<void>;
-}
-
-const CANDIDATES = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'];
-
-/** Something the test run needs is not on this machine: said in one paragraph, without a stack trace. */
-export class MissingPrerequisite extends Error {
-  override name = 'Missing test prerequisite';
-
-  constructor(message: string) {
-    super(message);
-    // Vitest prints a setup error's stack; this one's cause is the machine, not a line of code.
-    this.stack = `${this.name}: ${message}`;
-  }
 }
 
 /**
@@ -42,19 +31,6 @@ export const PGBOUNCER_POOL_SIZE = 6;
  */
 const SESSION_POOL_SIZE = 100;
 
-/** Where PgBouncer is installed; refuses, saying how to install it, when it is not. */
-export function pgbouncerBinary(): string {
-  const binary = CANDIDATES.find((candidate) => existsSync(candidate));
-  if (!binary) {
-    throw new MissingPrerequisite(
-      `pgbouncer is not installed (looked for ${CANDIDATES.join(', ')}). npm test needs it: the boundary, cluster-cache ` +
-        'and transaction-pooling tests also run through a real PgBouncer in transaction mode. Install it with ' +
-        '`sudo apt-get install pgbouncer` (Debian/Ubuntu; .ci/run does this when it is missing), then run npm test again.',
-    );
-  }
-  return binary;
-}
-
 export interface PgBouncerOptions {
   /**
    * Hand out idle server sessions in turn rather than the most recent one first: consecutive
@@ -66,7 +42,7 @@ export interface PgBouncerOptions {
 }
 
 export async function startPgBouncer(directUrl: string, options: PgBouncerOptions = {}): Promise<PgBouncer> {
-  const binary = pgbouncerBinary();
+  const binary = await pgbouncerBinary();
   const poolMode = options.poolMode ?? 'transaction';
   let upstream = new URL(directUrl);
   const user = decodeURIComponent(upstream.username);
@@ -74,7 +50,7 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
   const port = await freePort();
   // Under /tmp and readable by "postgres": PgBouncer refuses to run as root, so as root it runs as that user.
   const dir = await mkdtemp(path.join(tmpdir(), 'community-layer-pgbouncer-'));
-  const owner = userInfo().uid === 0 ? await systemUser('postgres') : null;
+  const owner = userInfo().uid === 0 ? await postgresUser() : null;
   await writeFile(path.join(dir, 'userlist.txt'), `"${user}" "${password}"\n`);
   const writeIni = () => writeFile(
     path.join(dir, 'pgbouncer.ini'),
@@ -101,9 +77,11 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
     for (const file of ['', 'userlist.txt', 'pgbouncer.ini']) await chown(path.join(dir, file), owner.uid, owner.gid);
   }
   const launch = () => {
-    const child = spawn(binary, [path.join(dir, 'pgbouncer.ini')], {
+    // As root, -u: started as root (the binary may sit in a checkout only root can enter), it reads
+    // its ini, then becomes that user before opening anything else.
+    const child = spawn(binary.file, [...(owner ? ['-u', owner.name] : []), path.join(dir, 'pgbouncer.ini')], {
       stdio: 'ignore',
-      ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
+      env: withLibraries(binary.libraryPath),
     });
     child.once('error', () => undefined);
     return { child, exited: new Promise<number | null>((resolve) => child.once('exit', resolve)) };
@@ -182,11 +160,4 @@ function canConnect(port: number): Promise<boolean> {
 async function stop(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
   await exited;
-}
-
-async function systemUser(name: string): Promise<{ uid: number; gid: number }> {
-  const line = (await readFile('/etc/passwd', 'utf8')).split('\n').find((entry) => entry.startsWith(`${name}:`));
-  if (!line) throw new Error(`no "${name}" user to run pgbouncer as (it refuses to run as root)`);
-  const [, , uid, gid] = line.split(':');
-  return { uid: Number(uid), gid: Number(gid) };
 }

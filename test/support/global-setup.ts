@@ -2,8 +2,8 @@ import type { TestProject } from 'vitest/node';
 import type { EmbeddedDatabase } from '../../support/postgres/embedded.js';
 import { startTemporaryPostgres } from '../../support/postgres/temporary-postgres.js';
 import { migratedTemplate } from '../../support/databases.js';
-import { MissingPrerequisite, pgbouncerBinary, startPgBouncer, type PgBouncer } from '../../support/pgbouncer.js';
-import { replicationBinaries } from '../../support/replicated-postgres.js';
+import { startPgBouncer, type PgBouncer } from '../../support/pgbouncer.js';
+import { MissingPrerequisite, pgbouncerBinary } from '../../support/pgbouncer-binary.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 
@@ -23,7 +23,7 @@ let pgbouncer: PgBouncer | null = null;
  * template database that every test file clones: a fresh database per file in milliseconds.
  */
 export async function setup(project: TestProject): Promise<void> {
-  requirePrerequisites();
+  await requirePrerequisites();
   let adminUrl = process.env.TEST_DATABASE_URL;
   if (!adminUrl) {
     embedded = await startTemporaryPostgres('postgres');
@@ -39,13 +39,13 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 /**
- * Before anything starts, what the run needs from the machine. A missing one ends the run with its
- * paragraph alone: thrown, it would come after vitest's "No test files found" and an error banner.
+ * Before anything starts, what the run needs from the machine and npm did not bring: PgBouncer,
+ * fetched when missing (support/pgbouncer-binary.ts). Only where that is impossible does the run end,
+ * with its paragraph alone: thrown, it would come after vitest's "No test files found" and a banner.
  */
-function requirePrerequisites(): void {
+async function requirePrerequisites(): Promise<void> {
   try {
-    pgbouncerBinary();
-    replicationBinaries();
+    await pgbouncerBinary();
   } catch (error) {
     if (!(error instanceof MissingPrerequisite)) throw error;
     process.stderr.write(`\n${error.stack}\n\n`);
