@@ -49,7 +49,15 @@ ln -s ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
 
 # The checkout's HEAD as a bundle, cloned inside into root's home (which only root can enter).
 git bundle create --quiet "$root/tmp/checkout.bundle" HEAD
+# The machine's network, as any machine here has it: name resolution, and the CA Node.js is told to
+# trust (NODE_EXTRA_CA_CERTS, e.g. a TLS-inspecting proxy's), without which the registry is out of reach.
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+network=()
+if [ -f "${NODE_EXTRA_CA_CERTS:-}" ]; then
+  mkdir -p "$root/etc/ssl"
+  cp "$NODE_EXTRA_CA_CERTS" "$root/etc/ssl/node-extra-ca.crt"
+  network=(NODE_EXTRA_CA_CERTS=/etc/ssl/node-extra-ca.crt)
+fi
 mount -t proc proc "$root/proc"
 mount -t sysfs -o ro sysfs "$root/sys"
 mount --bind /dev "$root/dev"
@@ -57,10 +65,10 @@ mount --bind /dev "$root/dev"
 mount -t tmpfs -o mode=1777,size=1g tmpfs "$root/dev/shm"
 
 inside() {
-  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb "${network[@]}" \
     PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/usr/sbin:/bin:/sbin bash -euo pipefail -c "$1"
 }
-inside 'git clone --quiet /tmp/checkout.bundle /root/community-layer && git -C /root/community-layer log --oneline -1'
+inside 'git -c advice.detachedHead=false clone --quiet /tmp/checkout.bundle /root/community-layer && git -C /root/community-layer log --oneline -1'
 echo "fresh-machine: Node.js $(inside 'node --version'), npm $(inside 'npm --version')"
 started=$(date +%s)
 inside 'cd /root/community-layer && npm install --no-audit --no-fund'
