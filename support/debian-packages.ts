@@ -6,7 +6,11 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Runs a program; a failure carries the end of what it printed. */
-export async function command(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function command(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<string> {
   try {
     return (await run(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 })).stdout;
   } catch (error) {
@@ -35,13 +39,19 @@ export async function downloadPackages(packages: string[], dir: string): Promise
     await command('apt-get', ['download', ...packages], { cwd: dir });
   } catch {
     const own = path.join(dir, '.apt');
-    for (const sub of ['lists/partial', 'cache/archives/partial']) await mkdir(path.join(own, sub), { recursive: true });
-    const options = [
-      '-o', `Dir::State=${own}`, '-o', `Dir::State::Lists=${own}/lists`, '-o', 'Dir::State::status=/var/lib/dpkg/status',
-      '-o', `Dir::Cache=${own}/cache`, '-o', 'Debug::NoLocking=1', '-qq',
+    for (const sub of ['lists/partial', 'cache/archives/partial']) {
+      await mkdir(path.join(own, sub), { recursive: true });
+    }
+    const settings = [
+      `Dir::State=${own}`, `Dir::State::Lists=${own}/lists`, 'Dir::State::status=/var/lib/dpkg/status',
+      `Dir::Cache=${own}/cache`, 'Debug::NoLocking=1',
     ];
+    const options = [...settings.flatMap((setting) => ['-o', setting]), '-qq'];
     // Some sources may be out of reach; the download says whether the ones needed answered.
-    const update = await command('apt-get', [...options, 'update'], { cwd: dir }).then(() => null, (error: Error) => error.message);
+    const update = await command('apt-get', [...options, 'update'], { cwd: dir }).then(
+      () => null,
+      (error: Error) => error.message,
+    );
     try {
       await command('apt-get', [...options, 'download', ...packages], { cwd: dir });
     } catch (error) {
@@ -66,7 +76,10 @@ export function dependencyNames(depends: string): string[] {
 
 /** Whether dpkg has `name` installed on this machine. */
 export async function installed(name: string): Promise<boolean> {
-  return command('dpkg-query', ['-W', '-f', '${db:Status-Status}', name]).then((status) => status === 'installed', () => false);
+  return command('dpkg-query', ['-W', '-f', '${db:Status-Status}', name]).then(
+    (status) => status === 'installed',
+    () => false,
+  );
 }
 
 /** The environment for a program whose libraries are (also) in `libraryPath`. */

@@ -8,8 +8,10 @@ import type { SystemUser } from './postgres/embedded/postgres-user.js';
  * files, and folders whose contents the server recreates or that would mislead the copy (the
  * primary's slots, its WAL: the standby streams what it needs through its own slot).
  */
-const LEFT_OUT = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'tablespace_map', 'backup_label.old']);
-const EMPTIED = new Set(['pg_dynshmem', 'pg_notify', 'pg_replslot', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans']);
+const LEFT_OUT = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'backup_label.old', 'tablespace_map']);
+const EMPTIED = new Set([
+  'pg_dynshmem', 'pg_notify', 'pg_replslot', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans',
+]);
 
 /**
  * A base backup of a running primary without pg_basebackup (the embedded build ships none), by the
@@ -19,7 +21,12 @@ const EMPTIED = new Set(['pg_dynshmem', 'pg_notify', 'pg_replslot', 'pg_serial',
  * start as if from a crash at the wrong checkpoint: silently corrupt. `session` must be a
  * superuser's connection to the primary; the copy belongs to `user` (as root) with mode 0700.
  */
-export async function lowLevelBackup(session: pg.Client, data: string, copy: string, user: SystemUser | null): Promise<void> {
+export async function lowLevelBackup(
+  session: pg.Client,
+  data: string,
+  copy: string,
+  user: SystemUser | null,
+): Promise<void> {
   await session.query(`SELECT pg_backup_start('community-layer standby', true)`);
   try {
     await copyTree(data, copy, '', user);
@@ -28,8 +35,10 @@ export async function lowLevelBackup(session: pg.Client, data: string, copy: str
     throw error;
   }
   // false: no WAL archive to wait for; the standby's replication slot keeps the WAL it needs.
-  const { rows } = await session.query<{ labelfile: string; spcmapfile: string }>('SELECT labelfile, spcmapfile FROM pg_backup_stop(false)');
-  const { labelfile, spcmapfile } = rows[0]!;
+  const stopped = await session.query<{ labelfile: string; spcmapfile: string }>(
+    'SELECT labelfile, spcmapfile FROM pg_backup_stop(false)',
+  );
+  const { labelfile, spcmapfile } = stopped.rows[0]!;
   await writeOwned(path.join(copy, 'backup_label'), labelfile, user);
   if (spcmapfile) await writeOwned(path.join(copy, 'tablespace_map'), spcmapfile, user);
   // PostgreSQL refuses a data folder that others may enter.
@@ -44,7 +53,8 @@ async function copyTree(from: string, to: string, relative: string, user: System
   if (EMPTIED.has(top)) return;
   for (const entry of await readdir(path.join(from, relative), { withFileTypes: true })) {
     const name = path.join(relative, entry.name);
-    if ((relative === '' && LEFT_OUT.has(entry.name)) || entry.name.startsWith('pgsql_tmp') || entry.name === 'pg_internal.init') continue;
+    const temporary = entry.name.startsWith('pgsql_tmp') || entry.name === 'pg_internal.init';
+    if ((relative === '' && LEFT_OUT.has(entry.name)) || temporary) continue;
     // pg_wal keeps its folders (archive_status, summaries) but none of the primary's segments.
     if (top === 'pg_wal' && !entry.isDirectory()) continue;
     if (entry.isDirectory()) await copyTree(from, to, name, user);

@@ -3,7 +3,8 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  command, debField, dependencyNames, downloadPackages, installed, libraryFolders, missingLibraries, onPath, withLibraries,
+  command, debField, dependencyNames, downloadPackages, installed, libraryFolders, missingLibraries, onPath,
+  withLibraries,
 } from './debian-packages.js';
 
 /** A PgBouncer to run: the program, and where its fetched libraries are (empty: the system's do). */
@@ -25,7 +26,7 @@ export class MissingPrerequisite extends Error {
 
 const SYSTEM = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer'];
 /** Inside the checkout (node_modules is git-ignored), so it goes with the checkout. */
-export const PGBOUNCER_CACHE = fileURLToPath(new URL('../node_modules/.cache/pgbouncer/', import.meta.url));
+export const PGBOUNCER_CACHE = fileURLToPath(new URL('../node_modules/.cache/pgbouncer', import.meta.url));
 const MANIFEST = 'pgbouncer.json';
 
 let found: Promise<PgBouncerBinary> | undefined;
@@ -51,21 +52,34 @@ async function locate(): Promise<PgBouncerBinary> {
     return binary;
   } catch (error) {
     throw new MissingPrerequisite(
-      `pgbouncer is not installed (looked on PATH and for ${SYSTEM.join(', ')}) and could not be fetched into ` +
-        `${PGBOUNCER_CACHE} (${error instanceof Error ? error.message : String(error)}). npm test needs it: the boundary, ` +
-        'cluster-cache and transaction-pooling tests also run through a real PgBouncer in transaction mode. Install it with ' +
-        '`sudo apt-get install pgbouncer` (Debian/Ubuntu), then run npm test again.',
+      `pgbouncer is not installed (looked on PATH and for ${SYSTEM.join(', ')}) and could not be fetched ` +
+        `into ${PGBOUNCER_CACHE} (${error instanceof Error ? error.message : String(error)}). npm test needs it: ` +
+        'the boundary, cluster-cache and transaction-pooling tests also run through a real PgBouncer in ' +
+        'transaction mode. Install it with `sudo apt-get install pgbouncer` (Debian/Ubuntu), then run npm test again.',
     );
   }
+}
+
+interface Manifest {
+  /** Relative to the cached folder, as are the library folders. */
+  file: string;
+  libraryPath: string[];
+  version: string;
+  /** The library packages fetched beside it. */
+  libraries: string[];
 }
 
 /** What an earlier fetch left in `cache`, or null. */
 export async function readCache(cache: string): Promise<PgBouncerBinary | null> {
   const text = await readFile(path.join(cache, 'current', MANIFEST), 'utf8').catch(() => null);
   if (!text) return null;
-  const { file, libraryPath } = JSON.parse(text) as PgBouncerBinary;
-  const binary = { file: path.join(cache, 'current', file), libraryPath: libraryPath.map((dir) => path.join(cache, 'current', dir)) };
+  const binary = located(path.join(cache, 'current'), JSON.parse(text) as Manifest);
   return existsSync(binary.file) ? binary : null;
+}
+
+function located(folder: string, manifest: Manifest): PgBouncerBinary {
+  const inFolder = (relative: string) => path.join(folder, relative);
+  return { file: inFolder(manifest.file), libraryPath: manifest.libraryPath.map(inFolder) };
 }
 
 /**
@@ -79,40 +93,48 @@ export async function fetchPgBouncer(cache: string): Promise<{ binary: PgBouncer
   }
   await mkdir(cache, { recursive: true });
   const staging = await mkdtemp(path.join(cache, '.fetching-'));
+  let manifest: Manifest;
   try {
-    const root = path.join(staging, 'root');
-    const [deb] = await downloadPackages(['pgbouncer'], path.join(staging, 'debs'));
-    if (!deb) throw new Error('apt-get download pgbouncer gave no package');
-    await command('dpkg-deb', ['-x', deb, root]);
-    const relative = { file: 'root/usr/sbin/pgbouncer', libraryPath: [] as string[] };
-    const libraries: string[] = [];
-    if ((await missingLibraries(path.join(staging, relative.file), [])).length) {
-      for (const name of dependencyNames(await debField(deb, 'Depends'))) {
-        if (name.startsWith('lib') && !(await installed(name))) libraries.push(name);
-      }
-      for (const lib of await downloadPackages(libraries, path.join(staging, 'libs'))) await command('dpkg-deb', ['-x', lib, root]);
-      relative.libraryPath = (await libraryFolders(root)).map((dir) => path.relative(staging, dir));
-      const still = await missingLibraries(path.join(staging, relative.file), relative.libraryPath.map((dir) => path.join(staging, dir)));
-      if (still.length) throw new Error(`its libraries ${still.join(', ')} are missing even with ${libraries.join(', ')}`);
-    }
-    const inStaging = relative.libraryPath.map((dir) => path.join(staging, dir));
-    await command(path.join(staging, relative.file), ['--version'], { env: withLibraries(inStaging) });
-    const version = await debField(deb, 'Version');
-    await rm(path.join(staging, 'debs'), { recursive: true, force: true });
-    await rm(path.join(staging, 'libs'), { recursive: true, force: true });
-    await writeFile(path.join(staging, MANIFEST), `${JSON.stringify({ ...relative, version, libraries }, null, 2)}\n`);
+    manifest = await unpack(staging);
+    await writeFile(path.join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     // A copy that another run placed meanwhile stays (the rename then fails); a broken one goes.
     if (!(await readCache(cache))) await rm(path.join(cache, 'current'), { recursive: true, force: true });
     await rename(staging, path.join(cache, 'current'));
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
-    // Another run placed its copy first: use that one.
     const other = await readCache(cache);
     if (other) return { binary: other, note: `using the copy another run fetched into ${cache}` };
     throw error;
   }
-  const binary = (await readCache(cache))!;
-  const { version, libraries } = JSON.parse(await readFile(path.join(cache, 'current', MANIFEST), 'utf8')) as { version: string; libraries: string[] };
-  const also = libraries.length ? ` with ${libraries.join(', ')}` : '';
-  return { binary, note: `fetched Debian's pgbouncer ${version}${also} into ${cache} (reused from now on)` };
+  const also = manifest.libraries.length ? ` with ${manifest.libraries.join(', ')}` : '';
+  return {
+    binary: located(path.join(cache, 'current'), manifest),
+    note: `fetched Debian's pgbouncer ${manifest.version}${also} into ${cache} (reused from now on)`,
+  };
+}
+
+/** Downloads and unpacks the package (and missing libraries) into `staging`; checks that it runs. */
+async function unpack(staging: string): Promise<Manifest> {
+  const root = path.join(staging, 'root');
+  const [deb] = await downloadPackages(['pgbouncer'], path.join(staging, 'debs'));
+  if (!deb) throw new Error('apt-get download pgbouncer gave no package');
+  await command('dpkg-deb', ['-x', deb, root]);
+  const file = 'root/usr/sbin/pgbouncer';
+  const inStaging = (dirs: string[]) => dirs.map((dir) => path.join(staging, dir));
+  const libraries: string[] = [];
+  let libraryPath: string[] = [];
+  if ((await missingLibraries(path.join(staging, file), [])).length) {
+    for (const name of dependencyNames(await debField(deb, 'Depends'))) {
+      if (name.startsWith('lib') && !(await installed(name))) libraries.push(name);
+    }
+    const debs = libraries.length ? await downloadPackages(libraries, path.join(staging, 'libs')) : [];
+    for (const lib of debs) await command('dpkg-deb', ['-x', lib, root]);
+    libraryPath = (await libraryFolders(root)).map((dir) => path.relative(staging, dir));
+    const still = await missingLibraries(path.join(staging, file), inStaging(libraryPath));
+    if (still.length) throw new Error(`it needs ${still.join(', ')}: neither this machine nor its Depends have it`);
+  }
+  await command(path.join(staging, file), ['--version'], { env: withLibraries(inStaging(libraryPath)) });
+  const version = await debField(deb, 'Version');
+  for (const downloads of ['debs', 'libs']) await rm(path.join(staging, downloads), { recursive: true, force: true });
+  return { file, libraryPath, version, libraries };
 }

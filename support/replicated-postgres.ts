@@ -92,7 +92,12 @@ export async function startReplicatedPostgres(options: { synchronous: boolean })
  * connects), then the backup, then what makes the copy a standby: `standby.signal`, and where and
  * through which slot it streams. pg_backup_start and pg_backup_stop run in one session.
  */
-async function makeStandby(primaryUrl: string, primaryData: string, standbyData: string, user: SystemUser | null): Promise<void> {
+async function makeStandby(
+  primaryUrl: string,
+  primaryData: string,
+  standbyData: string,
+  user: SystemUser | null,
+): Promise<void> {
   const session = new pg.Client({ connectionString: primaryUrl });
   session.on('error', () => undefined);
   await session.connect();
@@ -103,9 +108,10 @@ async function makeStandby(primaryUrl: string, primaryData: string, standbyData:
     await session.end().catch(() => undefined);
   }
   const port = new URL(primaryUrl).port;
+  const conninfo = `host=127.0.0.1 port=${port} user=replicator application_name=standby`;
   await appendFile(
     path.join(standbyData, 'postgresql.auto.conf'),
-    `primary_conninfo = 'host=127.0.0.1 port=${port} user=replicator application_name=standby'\nprimary_slot_name = '${SLOT}'\n`,
+    `primary_conninfo = '${conninfo}'\nprimary_slot_name = '${SLOT}'\n`,
   );
   await writeFile(path.join(standbyData, 'standby.signal'), '');
   if (user) await chown(path.join(standbyData, 'standby.signal'), user.uid, user.gid);

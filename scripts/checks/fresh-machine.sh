@@ -49,9 +49,10 @@ ln -s ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/local/bin/npx"
 
 # The checkout's HEAD as a bundle, cloned inside into root's home (which only root can enter).
 git bundle create --quiet "$root/tmp/checkout.bundle" HEAD
-# The machine's network, as any machine here has it: name resolution, and the CA Node.js is told to
-# trust (NODE_EXTRA_CA_CERTS, e.g. a TLS-inspecting proxy's), without which the registry is out of reach.
-cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The machine's network, as any machine here has it: its names (/etc/hosts, which an installed Debian
+# has and debootstrap leaves to the installer: localhost, the host name), name resolution, and the CA
+# Node.js is told to trust (NODE_EXTRA_CA_CERTS, e.g. a TLS-inspecting proxy's) to reach the registry.
+cp /etc/hosts /etc/resolv.conf "$root/etc/"
 network=()
 if [ -f "${NODE_EXTRA_CA_CERTS:-}" ]; then
   mkdir -p "$root/etc/ssl"
