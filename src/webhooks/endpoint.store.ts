@@ -59,7 +59,9 @@ export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<
     -- NO KEY UPDATE: a dispatch pass inserting deliveries (their foreign key takes KEY SHARE) is not blocked.
     was AS (SELECT id, disabled_at, disabled_position, event_kinds FROM webhook_endpoint WHERE id = ${id} FOR NO KEY UPDATE),
     enabled AS (
-      UPDATE webhook_endpoint w SET disabled_at = NULL, disabled_reason = NULL, disabled_position = NULL, consecutive_failures = 0, failing_since = NULL
+      -- On probation again, like a new endpoint: it failed, or was stopped by hand.
+      UPDATE webhook_endpoint w SET disabled_at = NULL, disabled_reason = NULL, disabled_position = NULL, consecutive_failures = 0, failing_since = NULL,
+        fast_successes = 0
       FROM was WHERE w.id = was.id
       RETURNING w.id, w.url, w.secret, w.event_kinds::text[] AS event_kinds, w.created_at, w.consecutive_failures, w.failing_since, w.disabled_at, w.disabled_reason
     ),

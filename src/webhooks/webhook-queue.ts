@@ -9,6 +9,7 @@ import type { DestinationPolicy } from './destination-policy.js';
 import { WebhookDispatcher } from './dispatcher.js';
 import { DELIVER_TASK, enqueueDeliveries } from './queue.store.js';
 import { newAgents } from './send-delivery.js';
+import { SlowLane } from './slow-lane.js';
 import { WorkerLiveness } from './worker-liveness.js';
 
 /** Serializes graphile-worker's schema install: instances starting at once on a new database race on CREATE SCHEMA. */
@@ -30,6 +31,7 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
   destinations: DestinationPolicy;
   logger: Logger;
   onDisabled: (endpointId: string, reason: string) => void;
+  onFailed: AttemptContext['onFailed'];
 }
 
 /**
@@ -61,7 +63,8 @@ export class WebhookQueue {
         if (deliveryIds.length > 0) await enqueueDeliveries(this.db, endpointId, deliveryIds, runAt);
       },
       onDisabled: options.onDisabled,
-      failingShare: { running: 0, max: Math.max(1, Math.floor(options.concurrency / 2)) },
+      onFailed: options.onFailed,
+      slowLane: SlowLane.forWorkers(options.concurrency),
     };
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
     // Installed on every instance: one with delivery off still queues replays.
