@@ -31,7 +31,7 @@ export interface AttemptContext {
   db: Kysely<Database>;
   policy: DeliveryPolicy;
   sender: Sender;
-  /** Enqueues deliveries (in order) in the endpoint's lane at their backoff time. */
+  /** Enqueues deliveries (in order) in the endpoint's lane at their backoff time, flagged as on probation. */
   retry: (endpointId: string, deliveryIds: string[], at: Date) => Promise<void>;
   /** This attempt disabled the endpoint. */
   onDisabled: (endpointId: string, reason: string) => void;
@@ -49,9 +49,10 @@ export interface AttemptContext {
  * that hangs costs one attempt's timeout per backoff step, never one per delivery. A delivery is
  * FAILED once the retry period (from its first attempt) is over; an endpoint failing too long, or
  * answering 410 Gone, is disabled, and its remaining deliveries skipped (enabling it replays them).
- * An endpoint on probation runs in the slow lane (slow-lane.ts): finding it full, its job waits
- * WEBHOOK_BACKOFF_MIN_MS, unattempted; a trusted endpoint's attempt still unanswered after
- * WEBHOOK_SLOW_MS joins the lane, or is cut when the lane is full.
+ * An endpoint on probation runs in the slow lane (slow-lane.ts): its jobs are flagged, and not taken
+ * while the lane is full (one that finds it full all the same is queued again, flagged, unattempted);
+ * a trusted endpoint's attempt still unanswered after WEBHOOK_SLOW_MS joins the lane, or is cut
+ * when the lane is full.
  */
 export async function attemptDeliveries(context: AttemptContext, deliveryIds: string[]): Promise<void> {
   const rows = (await deliveriesToAttempt(context.db, deliveryIds)).filter((row) => row.status === 'PENDING');
@@ -59,9 +60,8 @@ export async function attemptDeliveries(context: AttemptContext, deliveryIds: st
   if (first === undefined) return;
   const seat = { inLane: false };
   if (first.disabled_at === null && first.fast_successes < context.policy.probationSuccesses) {
-    if (!context.slowLane.enter()) {
-      return context.retry(first.endpoint_id, rows.map((row) => row.id), new Date(Date.now() + context.policy.backoffMinMs));
-    }
+    // Queued again, flagged: this instance takes it once its lane has room (another instance may sooner).
+    if (!context.slowLane.enter()) return context.retry(first.endpoint_id, rows.map((row) => row.id), new Date());
     seat.inLane = true;
   }
   try {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database, MembershipEventKind } from '../db/schema.js';
 import { fitsInt8 } from '../ids/int8.js';
-import { DELIVER_TASK, JOB_DELIVERIES, laneOf } from './queue.store.js';
+import { DELIVER_TASK, JOB_DELIVERIES, laneOf, PROBATION_FLAG } from './queue.store.js';
 import type { WebhookEndpoint } from './webhook-records.js';
 
 /**
@@ -78,7 +78,10 @@ export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<
       RETURNING d.id
     ),
     replayed AS (SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${JOB_DELIVERIES} AS chunk FROM (SELECT id FROM missed UNION ALL SELECT id FROM skipped) r),
-    jobs AS (SELECT graphile_worker.add_job(${DELIVER_TASK}, json_agg(id::text ORDER BY id), queue_name => ${laneOf(id)}) FROM replayed GROUP BY chunk)
+    jobs AS (
+      SELECT graphile_worker.add_job(${DELIVER_TASK}, json_agg(id::text ORDER BY id), queue_name => ${laneOf(id)}, flags => ARRAY[${PROBATION_FLAG}::text])
+      FROM replayed GROUP BY chunk
+    )
     SELECT enabled.*, (SELECT count(*) FROM jobs) AS jobs FROM enabled
   `.execute(db);
   if (rows[0] === undefined) return undefined;

@@ -22,6 +22,10 @@ export class SlowLane {
     return true;
   }
 
+  get full(): boolean {
+    return this.running >= this.size;
+  }
+
   leave(): void {
     this.running--;
   }
