@@ -22,7 +22,7 @@ export function retryDelayMs(policy: DeliveryPolicy, attemptsBefore: number): nu
   return Math.max(policy.backoffMinMs / 10, Math.random() * ceiling);
 }
 
-/** The next attempt's delay: the backoff, or a 429's or 503's Retry-After when later (bounded by WEBHOOK_BACKOFF_MAX_MS). */
+/** The next attempt's delay: the backoff, or a 429's or 503's Retry-After when later (at most WEBHOOK_BACKOFF_MAX_MS). */
 export function nextAttemptDelayMs(policy: DeliveryPolicy, attemptsBefore: number, retryAfterMs: number | null): number {
   return Math.max(retryDelayMs(policy, attemptsBefore), Math.min(retryAfterMs ?? 0, policy.backoffMaxMs));
 }
@@ -93,7 +93,8 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[], seat: { 
     const retryAt = new Date(Date.now() + nextAttemptDelayMs(policy, row.attempts, sent.retryAfterMs));
     const final = retryAt.getTime() - row.created_at.getTime() > policy.retryPeriodMs;
     const outcome = await recordFailure(db, {
-      id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final, gone: sent.statusCode === 410, ...policy,
+      id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final,
+      gone: sent.statusCode === 410, ...policy,
     });
     if (outcome.disabled) {
       if (outcome.reason !== null) context.onDisabled(row.endpoint_id, outcome.reason);
@@ -112,7 +113,8 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[], seat: { 
 async function attempt(context: AttemptContext, row: Attempt, seat: { inLane: boolean }): Promise<{ sent: Sent; fast: boolean }> {
   const body = webhookBody(row);
   const cut = new AbortController();
-  const slow = seat.inLane ? null : setTimeout(() => (context.slowLane.enter() ? (seat.inLane = true) : cut.abort()), context.policy.slowMs);
+  const toLaneOrCut = () => (context.slowLane.enter() ? (seat.inLane = true) : cut.abort());
+  const slow = seat.inLane ? null : setTimeout(toLaneOrCut, context.policy.slowMs);
   const started = performance.now();
   try {
     const sent = await sendDelivery(context.sender, row.url, signedHeaders(row, body), body, cut.signal);

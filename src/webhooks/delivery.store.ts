@@ -32,7 +32,9 @@ export const FAST_SUCCESSES_CAP = 1000;
  * endpoint's failure streak ends and its fast successes in a row are now `fastSuccesses` (the job
  * counted them from the value it read: its lane runs one job of the endpoint at a time).
  */
-export async function recordSuccesses(db: Kysely<Database>, delivered: { id: string; statusCode: number }[], fastSuccesses: number): Promise<void> {
+export async function recordSuccesses(
+  db: Kysely<Database>, delivered: { id: string; statusCode: number }[], fastSuccesses: number,
+): Promise<void> {
   if (delivered.length === 0) return;
   await sql`
     WITH done AS (

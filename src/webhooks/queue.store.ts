@@ -28,8 +28,10 @@ export function laneOf(endpointId: string): string {
   return `${LANE_PREFIX}${endpointId}`;
 }
 
-/** Enqueues one job of deliveries (one endpoint's, in order) in that endpoint's lane; flagged when the endpoint is on probation. */
-export async function enqueueDeliveries(db: Kysely<Database>, endpointId: string, deliveryIds: string[], runAt?: Date, probation = false): Promise<void> {
+/** Enqueues one job of deliveries (one endpoint's, in order) in its lane; flagged when the endpoint is on probation. */
+export async function enqueueDeliveries(
+  db: Kysely<Database>, endpointId: string, deliveryIds: string[], runAt?: Date, probation = false,
+): Promise<void> {
   await sql`
     SELECT graphile_worker.add_job(${DELIVER_TASK}, ${JSON.stringify(deliveryIds)}::json, queue_name => ${laneOf(endpointId)},
       run_at => ${runAt ?? null}::timestamptz, flags => ${probation ? [PROBATION_FLAG] : null}::text[])

@@ -34,7 +34,9 @@ export function newAgents(): Sender['agents'] {
  * one leaves the connection for reuse), and a longer one's connection is destroyed. `cut` aborts
  * the attempt early (the slow lane was full, delivery-attempt.ts).
  */
-export function sendDelivery(sender: Sender, url: string, headers: Record<string, string>, body: string, cut?: AbortSignal): Promise<Sent> {
+export function sendDelivery(
+  sender: Sender, url: string, headers: Record<string, string>, body: string, cut?: AbortSignal,
+): Promise<Sent> {
   const refusal = sender.policy.refusal(url);
   if (refusal !== null) return Promise.resolve(noResponse(`refused before lookup: ${refusal}`));
   const target = new URL(url);
