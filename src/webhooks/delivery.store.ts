@@ -24,7 +24,7 @@ export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
     .execute();
 }
 
-/** The most `fast_successes` counts (migration 0022): the most WEBHOOK_PROBATION_SUCCESSES can ask. */
+/** The most `fast_successes` counts (migration 0021): the most WEBHOOK_PROBATION_SUCCESSES can ask. */
 export const FAST_SUCCESSES_CAP = 1000;
 
 /**
