@@ -8,6 +8,7 @@ import { costModel } from './cases/cost-model.js';
 import { failover } from './cases/failover.js';
 import { fairShare } from './cases/fair-share.js';
 import { downstream } from './cases/downstream.js';
+import { webhookIsolation } from './cases/webhook-isolation.js';
 import { webhookLanes } from './cases/webhook-lanes.js';
 import { gateLookup } from './cases/gate-lookup.js';
 import { hostile } from './cases/hostile.js';
@@ -94,6 +95,7 @@ const CASES: readonly Case[] = [
   sender,
   downstream,
   webhookLanes,
+  webhookIsolation,
   fairShare,
 ];
 

@@ -228,7 +228,9 @@ CREATE TABLE webhook_endpoint (
   disabled_reason text,
   failing_since timestamp with time zone,
   disabled_position bigint,
+  fast_successes integer NOT NULL DEFAULT 0,
   CONSTRAINT disabled_with_reason CHECK (((disabled_at IS NULL) = (disabled_reason IS NULL))),
+  CONSTRAINT webhook_endpoint_fast_successes_check CHECK (((fast_successes >= 0) AND (fast_successes <= 1000))),
   CONSTRAINT webhook_endpoint_pkey PRIMARY KEY (id)
 );
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
@@ -30,6 +30,24 @@ function internalForms(port: number): string[] {
     'http://[ff02::1]/',
     'http://[fc00::1]/',
     ...loopbackForms(port),
+    ...embeddingForms(port),
+  ];
+}
+
+/** Every IPv6 form that embeds an internal IPv4 address: each judged by the address it carries. */
+function embeddingForms(port: number): string[] {
+  return [
+    `http://[::127.0.0.1]:${port}/compatible`,
+    `http://[::7f00:1]:${port}/compatible-hex`,
+    `http://[::ffff:0:127.0.0.1]:${port}/translated`,
+    `http://[::ffff:a9fe:a9fe]:${port}/mapped-metadata`,
+    `http://[64:ff9b::127.0.0.1]:${port}/nat64`,
+    `http://[64:ff9b::a00:1]:${port}/nat64-private`,
+    `http://[64:ff9b:1::7f00:1]:${port}/nat64-local`,
+    `http://[2002:7f00:1::]:${port}/6to4`,
+    `http://[2002:c0a8:101::1]:${port}/6to4-private`,
+    `http://[2001:0:7f00:1::ffff:ffff]:${port}/teredo-server`,
+    `http://[2001:0:808:808::80ff:fffe]:${port}/teredo-client`,
   ];
 }
 
@@ -94,9 +112,21 @@ describe('without an allow list', () => {
       expect(refused.errors?.[0]?.extensions?.['code'], url).toBe('BAD_USER_INPUT');
       expect(refused.errors?.[0]?.message, url).toMatch(/address not allowed/);
     }
+    const long = `https://warehouse.example/${'x'.repeat(2048 - 'https://warehouse.example/'.length + 1)}`;
+    const tooLong = await gql(app, REGISTER, { url: long });
+    expect(tooLong.errors?.[0]).toMatchObject({ message: 'url must be at most 2048 characters (it has 2049)', extensions: { code: 'BAD_USER_INPUT' } });
     const withUser = await gql(app, REGISTER, { url: 'https://user:password@warehouse.example/hook' });
     expect(withUser.errors?.[0]).toMatchObject({ message: expect.stringMatching(/user info/), extensions: { code: 'BAD_USER_INPUT' } });
     expect((await cluster.db.query(`SELECT count(*)::int AS n FROM webhook_endpoint`)).rows[0].n).toBe(0);
+  });
+
+  it('admits the public: a URL of 2048 characters, an IPv4 address mapped or behind NAT64 (kinds no event here has; removed after)', async () => {
+    const app = cluster.apps[0]!;
+    const urls = [`https://warehouse.example/${'x'.repeat(2048 - 'https://warehouse.example/'.length)}`, 'http://[::ffff:8.8.8.8]/', 'http://[64:ff9b::808:808]/'];
+    const kinds = `mutation ($url: String!) { registerWebhookEndpoint(url: $url, eventKinds: [PURGE_FINISHED]) { endpoint { id } } }`;
+    for (const url of urls) expect((await gql(app, kinds, { url })).errors, url).toBeUndefined();
+    // Never delivered to: no purge finishes in this cluster, and they are gone before the next test.
+    await cluster.db.query(`DELETE FROM webhook_endpoint`);
   });
 
   it('refuses at delivery what resolves to an internal address, or was stored without the check: the same answer for every port', async () => {
@@ -117,7 +147,7 @@ describe('without an allow list', () => {
     await eventually(async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).every((list) => list[0] !== undefined && list[0].attempts > 0), 30_000);
     for (const id of ids) {
       const [delivery] = await deliveries(app, id);
-      expect(delivery).toMatchObject({ lastStatusCode: null, lastError: 'address not allowed' });
+      expect(delivery).toMatchObject({ lastStatusCode: null, lastError: 'no response' });
     }
     expect(hook.paths).toEqual([]);
   });
@@ -127,7 +157,7 @@ describe('with an allow list', () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await startCluster([]);
-    cluster.apps.push(await cluster.startInstance({ ...QUICK, WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.0/8, ::1, localhost' }));
+    cluster.apps.push(await cluster.startInstance({ ...QUICK, WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.0/8, ::1, localhost' }));
   });
   afterAll(() => cluster?.stop());
 
@@ -143,13 +173,23 @@ describe('with an allow list', () => {
     expect(hook.paths.sort()).toEqual(forms.map((url) => new URL(url).pathname).sort());
   });
 
-  it('says "connection failed" whether nothing listens or something that is not HTTP answers', async () => {
+  it('says "no response" whether nothing listens, something that is not HTTP answers, or a port is silent', async () => {
     const app = cluster.apps[0]!;
-    const urls = [`http://127.0.0.1:${await freePort()}/closed`, `http://127.0.0.1:${new URL(cluster.databaseUrl).port}/postgres`];
+    // Accepts connections and never says a word (each attempt times out).
+    const silent = net.createServer((socket) => void sockets.push(socket.on('error', () => undefined)));
+    const sockets: net.Socket[] = [];
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const urls = [
+      `http://127.0.0.1:${await freePort()}/closed`,
+      `http://127.0.0.1:${new URL(cluster.databaseUrl).port}/postgres`,
+      `http://127.0.0.1:${(silent.address() as AddressInfo).port}/silent`,
+    ];
     const ids: string[] = [];
     for (const url of urls) ids.push((await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, { url })).data!.registerWebhookEndpoint.endpoint.id);
     await leave(app, '8201');
     await eventually(async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).every((list) => list[0] !== undefined && list[0].attempts > 0), 30_000);
-    for (const id of ids) expect((await deliveries(app, id))[0]).toMatchObject({ lastStatusCode: null, lastError: 'connection failed' });
+    for (const id of ids) expect((await deliveries(app, id))[0]).toMatchObject({ lastStatusCode: null, lastError: 'no response' });
+    sockets.forEach((socket) => socket.destroy());
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
 });

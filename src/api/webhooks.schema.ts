@@ -54,7 +54,7 @@ const WebhookDeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery')
     lastStatusCode: t.exposeInt('last_status_code', { nullable: true, description: 'The HTTP status of the last attempt; null when none came.' }),
     lastError: t.exposeString('last_error', {
       nullable: true,
-      description: 'Why the last attempt failed: "HTTP <status>", "timeout", "connection failed", "name not resolved", "address not allowed" (an internal address; see docs/downstream.md) or "endpoint disabled".',
+      description: 'Why the last attempt failed: "HTTP <status>", "no response" (refused, reset, timed out, not HTTP, a name not resolved or resolving to an address not allowed: all the same, see docs/downstream.md) or "endpoint disabled".',
     }),
   }),
 });
@@ -63,9 +63,9 @@ builder.mutationField('registerWebhookEndpoint', (t) =>
   t.field({
     type: RegistrationRef,
     description:
-      'Registers an endpoint for the given kinds of change (community:admin). Changes recorded from now on are delivered. Refused (BAD_USER_INPUT, nothing written): a URL with user info, or an internal address (loopback, private, link-local, cloud metadata…) unless WEBHOOK_ALLOWED_DESTINATIONS admits it.',
+      'Registers an endpoint for the given kinds of change (community:admin). Changes recorded from now on are delivered. Refused (BAD_USER_INPUT, nothing written): a URL longer than 2048 characters or with user info, or an internal address (loopback, private, link-local, cloud metadata…) unless WEBHOOK_ALLOWED_DESTINATIONS admits it.',
     args: {
-      url: t.arg.string({ required: true, description: 'An http(s) URL to a public address, without user info.' }),
+      url: t.arg.string({ required: true, description: 'An http(s) URL to a public address, without user info, at most 2048 characters.' }),
       eventKinds: t.arg({ type: [MembershipChangeKindEnum], required: true, description: 'The changes to deliver (at least one).' }),
     },
     authScopes: rules.verifyAggregates,

@@ -17,6 +17,8 @@ export interface WebhookEndpointTable {
   disabled_reason: string | null;
   /** The dispatcher's cursor when it was disabled: enabling it delivers the events after it. */
   disabled_position: Generated<string | null>;
+  /** Attempts in a row answered 2xx within WEBHOOK_SLOW_MS (up to 1000): below WEBHOOK_PROBATION_SUCCESSES, on probation. */
+  fast_successes: Generated<number>;
 }
 
 export type WebhookDeliveryStatus = 'PENDING' | 'DELIVERED' | 'FAILED';

@@ -17,15 +17,24 @@ export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
   return db.selectFrom('webhook_delivery as d')
     .innerJoin('webhook_endpoint as w', 'w.id', 'd.endpoint_id')
     .innerJoin('membership_event as e', 'e.position', 'd.event_position')
-    .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at', 'w.failing_since',
+    .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at', 'w.failing_since', 'w.fast_successes',
       'e.position', 'e.kind', 'e.user_id', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.purge_id', 'e.recorded_at'])
     .where('d.id', 'in', ids)
     .orderBy('d.id')
     .execute();
 }
 
-/** Delivered, in one statement (one commit for a job's successes); their endpoints' failure streaks end. */
-export async function recordSuccesses(db: Kysely<Database>, delivered: { id: string; statusCode: number }[]): Promise<void> {
+/** The most `fast_successes` counts (migration 0021): the most WEBHOOK_PROBATION_SUCCESSES can ask. */
+export const FAST_SUCCESSES_CAP = 1000;
+
+/**
+ * Delivered, in one statement (one commit for a job's successes, all one endpoint's); the
+ * endpoint's failure streak ends and its fast successes in a row are now `fastSuccesses` (the job
+ * counted them from the value it read: its lane runs one job of the endpoint at a time).
+ */
+export async function recordSuccesses(
+  db: Kysely<Database>, delivered: { id: string; statusCode: number }[], fastSuccesses: number,
+): Promise<void> {
   if (delivered.length === 0) return;
   await sql`
     WITH done AS (
@@ -34,7 +43,8 @@ export async function recordSuccesses(db: Kysely<Database>, delivered: { id: str
       WHERE d.id = v.id
       RETURNING d.endpoint_id
     )
-    UPDATE webhook_endpoint SET consecutive_failures = 0, failing_since = NULL WHERE id IN (SELECT endpoint_id FROM done)
+    UPDATE webhook_endpoint SET consecutive_failures = 0, failing_since = NULL, fast_successes = ${Math.min(fastSuccesses, FAST_SUCCESSES_CAP)}
+    WHERE id IN (SELECT endpoint_id FROM done)
   `.execute(db);
 }
 
@@ -45,6 +55,8 @@ export interface Failure {
   error: string;
   /** The retry period is over: the delivery is FAILED. */
   final: boolean;
+  /** The receiver answered 410 Gone: it wants no more deliveries, so the endpoint is disabled now. */
+  gone: boolean;
   disableAfterFailures: number;
   disableAfterMs: number;
 }
@@ -53,8 +65,9 @@ export interface Failure {
 export type FailureOutcome = { disabled: false } | { disabled: true; reason: string | null };
 
 /**
- * Records a failed attempt. The endpoint is disabled, with the reason, once it has failed
- * `disableAfterFailures` attempts in a row or for `disableAfterMs` since its last success.
+ * Records a failed attempt; the endpoint is on probation again (no fast successes in a row). It is
+ * disabled, with the reason, at a 410 Gone, or once it has failed `disableAfterFailures` attempts
+ * in a row or for `disableAfterMs` since its last success.
  */
 export async function recordFailure(db: Kysely<Database>, failure: Failure): Promise<FailureOutcome> {
   return db.transaction().execute(async (trx) => {
@@ -62,7 +75,7 @@ export async function recordFailure(db: Kysely<Database>, failure: Failure): Pro
       .set((eb) => ({ status: failure.final ? 'FAILED' : 'PENDING', attempts: eb('attempts', '+', 1), last_status_code: failure.statusCode, last_error: failure.error }))
       .where('id', '=', failure.id).execute();
     const endpoint = await trx.updateTable('webhook_endpoint')
-      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: sql<Date>`coalesce(failing_since, now())` }))
+      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: sql<Date>`coalesce(failing_since, now())`, fast_successes: 0 }))
       .where('id', '=', failure.endpointId)
       .returning(['consecutive_failures', 'disabled_at', sql<number>`extract(epoch FROM now() - failing_since) * 1000`.as('failing_ms')])
       .executeTakeFirstOrThrow();
@@ -70,7 +83,8 @@ export async function recordFailure(db: Kysely<Database>, failure: Failure): Pro
     const failingMs = Number(endpoint.failing_ms);
     const failures = `${endpoint.consecutive_failures} consecutive failed deliveries`;
     let reason: string;
-    if (endpoint.consecutive_failures >= failure.disableAfterFailures) reason = `${failures}; last: ${failure.error}`;
+    if (failure.gone) reason = 'the receiver answered 410 Gone (it asks for no more deliveries)';
+    else if (endpoint.consecutive_failures >= failure.disableAfterFailures) reason = `${failures}; last: ${failure.error}`;
     else if (failingMs >= failure.disableAfterMs) reason = `failing for ${Math.round(failingMs / 1000)} s (${failures}); last: ${failure.error}`;
     else return { disabled: false };
     await disableEndpoint(trx, failure.endpointId, reason);

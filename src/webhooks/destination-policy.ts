@@ -1,6 +1,10 @@
 import { lookup as resolve, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { embeddedIpv4 } from './embedded-ipv4.js';
 import { REFUSED_NAMES, REFUSED_SUFFIXES, refusedAddresses } from './refused-addresses.js';
+
+/** The longest webhook URL registered (a common limit of browsers, CDNs and webhook senders). */
+export const URL_MAX_LENGTH = 2048;
 
 /** What an admin sees for a refused destination: never which internal address or port it was. */
 export const ADDRESS_NOT_ALLOWED = 'address not allowed';
@@ -39,6 +43,7 @@ export class DestinationPolicy {
 
   /** Why `url` is refused before any lookup; null when it may be tried (a name is checked again at each connection). */
   refusal(url: string): string | null {
+    if (url.length > URL_MAX_LENGTH) return `url must be at most ${URL_MAX_LENGTH} characters (it has ${url.length})`;
     if (!/^https?:\/\/[^\s]+$/i.test(url) || !URL.canParse(url)) return 'url must be an http(s) URL';
     const parsed = new URL(url);
     if (parsed.username !== '' || parsed.password !== '') return 'url must not carry user info (user:password@)';
@@ -49,9 +54,16 @@ export class DestinationPolicy {
     return null;
   }
 
+  /**
+   * An IPv6 address embedding IPv4 addresses is judged by them as well as by its own range: refused
+   * if either is refused, unless the allow list names it or every address it embeds.
+   */
   admits(address: string): boolean {
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
-    return !this.refused.check(address, family) || this.allowed.check(address, family);
+    if (isIP(address) !== 6) return !this.refused.check(address, 'ipv4') || this.allowed.check(address, 'ipv4');
+    if (this.allowed.check(address, 'ipv6')) return true;
+    const embedded = embeddedIpv4(address);
+    if (embedded.length > 0 && embedded.every((ipv4) => this.allowed.check(ipv4, 'ipv4'))) return true;
+    return !this.refused.check(address, 'ipv6') && embedded.every((ipv4) => !this.refused.check(ipv4, 'ipv4'));
   }
 
   /** A `lookup` for `http.request`: the name resolved, only admitted addresses passed on (all of them for an allowed name). */

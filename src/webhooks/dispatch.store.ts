@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { DELIVER_TASK, JOB_DELIVERIES, LANE_PREFIX } from './queue.store.js';
+import { DELIVER_TASK, JOB_DELIVERIES, LANE_PREFIX, PROBATION_FLAG } from './queue.store.js';
 
 /** The dispatcher's cursor and the deliveries it creates (one of the webhook stores, endpoint.store.ts says which). */
 
@@ -12,9 +12,10 @@ import { DELIVER_TASK, JOB_DELIVERIES, LANE_PREFIX } from './queue.store.js';
  * delivery: each job costs commits the leave's commit queues behind. All of a page's jobs in one
  * call of graphile-worker's bulk `add_jobs` (its SQL docs: add_job is add_jobs of one spec, and
  * ten add_job calls cost a pass ~15 ms where one add_jobs costs ~3.5). The jobs CTE is read by the
- * final SELECT, so add_jobs runs.
+ * final SELECT, so add_jobs runs. The jobs of an endpoint on probation (fewer than
+ * `probationSuccesses` quick successes in a row) carry PROBATION_FLAG.
  */
-export async function dispatchPage(db: Kysely<Database>, page: number): Promise<number> {
+export async function dispatchPage(db: Kysely<Database>, page: number, probationSuccesses: number): Promise<number> {
   const { rows } = await sql<{ dispatched: string; jobs: string }>`
     WITH cursor AS (SELECT d.position FROM webhook_dispatch d FOR UPDATE SKIP LOCKED),
     page AS (
@@ -30,8 +31,10 @@ export async function dispatchPage(db: Kysely<Database>, page: number): Promise<
     chunked AS (SELECT id, endpoint_id, (row_number() OVER (PARTITION BY endpoint_id ORDER BY id) - 1) / ${JOB_DELIVERIES} AS chunk FROM created),
     jobs AS (
       SELECT j.id FROM graphile_worker.add_jobs((
-        SELECT array_agg(ROW(${DELIVER_TASK}::text, g.ids, ${LANE_PREFIX}::text || g.endpoint_id, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec)
+        SELECT array_agg(ROW(${DELIVER_TASK}::text, g.ids, ${LANE_PREFIX}::text || g.endpoint_id, NULL, NULL, NULL, NULL,
+          CASE WHEN w.fast_successes < ${probationSuccesses} THEN ARRAY[${PROBATION_FLAG}::text] END)::graphile_worker.job_spec)
         FROM (SELECT endpoint_id, json_agg(id::text ORDER BY id) AS ids FROM chunked GROUP BY endpoint_id, chunk) g
+        JOIN webhook_endpoint w ON w.id = g.endpoint_id
       )) j
     ),
     moved AS (

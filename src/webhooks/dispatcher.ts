@@ -25,6 +25,7 @@ export class WebhookDispatcher {
     private readonly logger: Logger,
     private readonly pollMs: number,
     private readonly coalesceMs: number,
+    private readonly probationSuccesses: number,
   ) {}
 
   start(): void {
@@ -69,7 +70,7 @@ export class WebhookDispatcher {
 
   private async drain(): Promise<void> {
     try {
-      while (!this.stopped && (await dispatchPage(this.db, PAGE)) === PAGE);
+      while (!this.stopped && (await dispatchPage(this.db, PAGE, this.probationSuccesses)) === PAGE);
     } catch (error) {
       this.logger.warn({ err: error }, 'webhook dispatch failed; retrying at the next poll');
     }

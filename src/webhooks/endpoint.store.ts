@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database, MembershipEventKind } from '../db/schema.js';
 import { fitsInt8 } from '../ids/int8.js';
-import { DELIVER_TASK, JOB_DELIVERIES, laneOf } from './queue.store.js';
+import { DELIVER_TASK, JOB_DELIVERIES, laneOf, PROBATION_FLAG } from './queue.store.js';
 import type { WebhookEndpoint } from './webhook-records.js';
 
 /**
@@ -59,7 +59,9 @@ export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<
     -- NO KEY UPDATE: a dispatch pass inserting deliveries (their foreign key takes KEY SHARE) is not blocked.
     was AS (SELECT id, disabled_at, disabled_position, event_kinds FROM webhook_endpoint WHERE id = ${id} FOR NO KEY UPDATE),
     enabled AS (
-      UPDATE webhook_endpoint w SET disabled_at = NULL, disabled_reason = NULL, disabled_position = NULL, consecutive_failures = 0, failing_since = NULL
+      -- On probation again, like a new endpoint: it failed, or was stopped by hand.
+      UPDATE webhook_endpoint w SET disabled_at = NULL, disabled_reason = NULL, disabled_position = NULL, consecutive_failures = 0, failing_since = NULL,
+        fast_successes = 0
       FROM was WHERE w.id = was.id
       RETURNING w.id, w.url, w.secret, w.event_kinds::text[] AS event_kinds, w.created_at, w.consecutive_failures, w.failing_since, w.disabled_at, w.disabled_reason
     ),
@@ -76,7 +78,10 @@ export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<
       RETURNING d.id
     ),
     replayed AS (SELECT id, (row_number() OVER (ORDER BY id) - 1) / ${JOB_DELIVERIES} AS chunk FROM (SELECT id FROM missed UNION ALL SELECT id FROM skipped) r),
-    jobs AS (SELECT graphile_worker.add_job(${DELIVER_TASK}, json_agg(id::text ORDER BY id), queue_name => ${laneOf(id)}) FROM replayed GROUP BY chunk)
+    jobs AS (
+      SELECT graphile_worker.add_job(${DELIVER_TASK}, json_agg(id::text ORDER BY id), queue_name => ${laneOf(id)}, flags => ARRAY[${PROBATION_FLAG}::text])
+      FROM replayed GROUP BY chunk
+    )
     SELECT enabled.*, (SELECT count(*) FROM jobs) AS jobs FROM enabled
   `.execute(db);
   if (rows[0] === undefined) return undefined;

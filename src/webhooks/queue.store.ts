@@ -9,6 +9,14 @@ export const DELIVER_TASK = 'deliver_webhook';
 /** Most deliveries one job attempts (in order, one endpoint's). */
 export const JOB_DELIVERIES = 50;
 
+/**
+ * The flag of jobs whose endpoint was on probation when they were queued: an instance whose slow
+ * lane is full does not take them (graphile-worker's forbiddenFlags), so they wait in the queue,
+ * not in a worker. A job queued without it whose endpoint is on probation by then, finding the
+ * lane full, is queued again with it (delivery-attempt.ts).
+ */
+export const PROBATION_FLAG = 'webhook:probation';
+
 /** How lanes are named (laneOf), as the dispatcher's SQL spells them too. */
 export const LANE_PREFIX = 'webhook:';
 
@@ -20,9 +28,14 @@ export function laneOf(endpointId: string): string {
   return `${LANE_PREFIX}${endpointId}`;
 }
 
-/** Enqueues one job of deliveries (one endpoint's, in order) in that endpoint's lane. */
-export async function enqueueDeliveries(db: Kysely<Database>, endpointId: string, deliveryIds: string[], runAt?: Date): Promise<void> {
-  await sql`SELECT graphile_worker.add_job(${DELIVER_TASK}, ${JSON.stringify(deliveryIds)}::json, queue_name => ${laneOf(endpointId)}, run_at => ${runAt ?? null}::timestamptz)`.execute(db);
+/** Enqueues one job of deliveries (one endpoint's, in order) in its lane; flagged when the endpoint is on probation. */
+export async function enqueueDeliveries(
+  db: Kysely<Database>, endpointId: string, deliveryIds: string[], runAt?: Date, probation = false,
+): Promise<void> {
+  await sql`
+    SELECT graphile_worker.add_job(${DELIVER_TASK}, ${JSON.stringify(deliveryIds)}::json, queue_name => ${laneOf(endpointId)},
+      run_at => ${runAt ?? null}::timestamptz, flags => ${probation ? [PROBATION_FLAG] : null}::text[])
+  `.execute(db);
 }
 
 /** The two keys of a worker's session advisory lock: this namespace and the hash of its worker id. */

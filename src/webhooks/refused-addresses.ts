@@ -2,10 +2,12 @@ import { BlockList } from 'node:net';
 
 /**
  * Where no webhook goes unless the allow list admits it: everything that is not the public
- * internet (IANA's special-purpose registries). `net.BlockList` matches an IPv4-mapped IPv6 address
- * (`::ffff:127.0.0.1`) against the IPv4 ranges; NAT64 and 6to4 embed an IPv4 address too, so their
- * prefixes are refused whole. Cloud metadata services sit in ranges below (169.254.169.254,
- * fd00:ec2::254); their names are refused by name as well, before any lookup.
+ * internet (IANA's special-purpose registries). An IPv6 address that embeds an IPv4 address is
+ * judged by that address too (embedded-ipv4.ts); of those forms, IPv4-mapped and NAT64's well-known
+ * prefix are routes to the IPv4 internet (a dual-stack socket, DNS64), so they count as the address
+ * they carry, and the others are refused whole as well (deprecated, or not on the public internet).
+ * Cloud metadata services sit in ranges below (169.254.169.254, fd00:ec2::254); their names are
+ * refused by name as well, before any lookup.
  */
 const IPV4: [string, number][] = [
   ['0.0.0.0', 8], // "this network", 0.0.0.0 (unspecified)
@@ -27,12 +29,13 @@ const IPV4: [string, number][] = [
 const IPV6: [string, number][] = [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
-  ['64:ff9b::', 96], // NAT64
-  ['64:ff9b:1::', 48], // local NAT64
+  ['::', 96], // IPv4-compatible (deprecated, RFC 4291)
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 2765), inside a translator only
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
   ['100::', 64], // discard
-  ['2001::', 23], // IETF protocol assignments (Teredo among them)
+  ['2001::', 23], // IETF protocol assignments (Teredo, 2001::/32, among them)
   ['2001:db8::', 32], // documentation
-  ['2002::', 16], // 6to4
+  ['2002::', 16], // 6to4 (deprecated, RFC 7526)
   ['fc00::', 7], // unique local (fd00:ec2::254, AWS metadata)
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)

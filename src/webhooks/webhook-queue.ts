@@ -7,8 +7,9 @@ import type { Database } from '../db/schema.js';
 import { attemptDeliveries, type AttemptContext, type DeliveryPolicy } from './delivery-attempt.js';
 import type { DestinationPolicy } from './destination-policy.js';
 import { WebhookDispatcher } from './dispatcher.js';
-import { DELIVER_TASK, enqueueDeliveries } from './queue.store.js';
+import { DELIVER_TASK, enqueueDeliveries, PROBATION_FLAG } from './queue.store.js';
 import { newAgents } from './send-delivery.js';
+import { SlowLane } from './slow-lane.js';
 import { WorkerLiveness } from './worker-liveness.js';
 
 /** Serializes graphile-worker's schema install: instances starting at once on a new database race on CREATE SCHEMA. */
@@ -30,6 +31,7 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
   destinations: DestinationPolicy;
   logger: Logger;
   onDisabled: (endpointId: string, reason: string) => void;
+  onFailed: AttemptContext['onFailed'];
 }
 
 /**
@@ -47,21 +49,24 @@ export class WebhookQueue {
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
-    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs, options.dispatchCoalesceMs);
+    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs, options.dispatchCoalesceMs, options.probationSuccesses);
     this.liveness = new WorkerLiveness(this.pool, this.db, options.logger, options.recoveryMs);
   }
 
   async start(): Promise<void> {
     const { options } = this;
+    const slowLane = SlowLane.forWorkers(options.concurrency);
     const context: AttemptContext = {
       db: this.db,
       policy: options,
       sender: { policy: options.destinations, timeoutMs: options.timeoutMs, agents: newAgents() },
+      // A retry follows a failure or a lane found full: its endpoint is on probation.
       retry: async (endpointId, deliveryIds, runAt) => {
-        if (deliveryIds.length > 0) await enqueueDeliveries(this.db, endpointId, deliveryIds, runAt);
+        if (deliveryIds.length > 0) await enqueueDeliveries(this.db, endpointId, deliveryIds, runAt, true);
       },
       onDisabled: options.onDisabled,
-      failingShare: { running: 0, max: Math.max(1, Math.floor(options.concurrency / 2)) },
+      onFailed: options.onFailed,
+      slowLane,
     };
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
     // Installed on every instance: one with delivery off still queues replays.
@@ -78,6 +83,8 @@ export class WebhookQueue {
       // Unnamed statements only, as everywhere in this service (safe even behind a transaction pooler).
       noPreparedStatements: true,
       taskList: { [DELIVER_TASK]: deliver },
+      // While the slow lane is full, jobs of endpoints on probation wait in the queue, not in a worker.
+      forbiddenFlags: () => (slowLane.full ? [PROBATION_FLAG] : null),
       logger: workerLogger(options.logger),
       events,
     });

@@ -35,7 +35,10 @@ export function createWebhooks({ db, queueDatabase, settings, logger, metrics }:
     metrics.webhookEndpointsDisabled.inc();
     logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
   };
-  return new Webhooks(db, new WebhookQueue({ ...settings, database: queueDatabase, destinations, logger, onDisabled }), destinations);
+  // The cause the admin API does not tell (refused, silent, not resolved, not allowed: all "no response" there).
+  const onFailed = (endpointId: string, deliveryId: string, detail: string) => logger.info({ endpointId, deliveryId, detail }, 'webhook attempt failed');
+  const queue = new WebhookQueue({ ...settings, database: queueDatabase, destinations, logger, onDisabled, onFailed });
+  return new Webhooks(db, queue, destinations);
 }
 
 /**

@@ -29,6 +29,16 @@ export const webhooks = group(
       'on: this instance dispatches and attempts deliveries; off: it only records them (run delivery on other instances, off the request path)',
     ),
     concurrency: setting('WEBHOOK_CONCURRENCY', count(1, 100).default(4), 'deliveries attempted at once per instance'),
+    slowMs: setting(
+      'WEBHOOK_SLOW_MS',
+      milliseconds.default(2_000),
+      'an attempt unanswered this long is slow: it moves into the slow lane (half the workers), or is cut when that is full, and its endpoint is on probation again',
+    ),
+    probationSuccesses: setting(
+      'WEBHOOK_PROBATION_SUCCESSES',
+      count(1, 1_000).default(3),
+      'attempts in a row answered 2xx within WEBHOOK_SLOW_MS after which an endpoint on probation (new, or since a failure or a slow attempt) leaves the slow lane',
+    ),
     dispatchCoalesceMs: setting(
       'WEBHOOK_DISPATCH_COALESCE_MS',
       milliseconds.default(200),

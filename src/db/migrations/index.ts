@@ -19,6 +19,7 @@ import * as ingestFence from './0017_ingest_fence.js';
 import * as webhookLanes from './0018_webhook_lanes.js';
 import * as fairShare from './0019_fair_share.js';
 import * as ingestPlainInsert from './0020_ingest_plain_insert.js';
+import * as webhookProbation from './0021_webhook_probation.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0018_webhook_lanes': webhookLanes,
   '0019_fair_share': fairShare,
   '0020_ingest_plain_insert': ingestPlainInsert,
+  '0021_webhook_probation': webhookProbation,
 };
