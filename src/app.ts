@@ -25,6 +25,7 @@ import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
 import { createFairShare } from './budgets/fair-share.js';
 import { createWebhooks } from './webhooks/webhooks.js';
+import { buildInfo } from './observability/build-info.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
@@ -144,7 +145,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
       { name: 'authKeys', check: async () => keys.loaded },
       { name: 'durableCommits', check: async () => durability.acceptable },
     ],
-    readinessDetails: () => ({ durability: durability.current }),
+    readinessDetails: () => ({ durability: durability.current, build: buildInfo() }),
   };
   const transports = createTransports(transportOptions);
   const urls = { url: '', metricsUrl: '' };

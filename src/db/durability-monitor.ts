@@ -61,7 +61,10 @@ export class DurabilityMonitor {
       .then((report) => {
         const changed = this.report?.durable !== report.durable || this.report.reason !== report.reason;
         this.report = report;
-        if (changed && !report.durable) this.logger.warn({ durability: report }, `acknowledged commits can be lost on failover: ${report.reason}`);
+        // A WARN only where a failover can happen (a standby streams) or durability is required;
+        // a single node (development, a managed database's own HA) hears it once at info.
+        const level = this.required || report.standbys > 0 ? 'warn' : 'info';
+        if (changed && !report.durable) this.logger[level]({ durability: report }, `acknowledged commits can be lost on failover: ${report.reason}`);
         else if (changed) this.logger.info({ durability: report }, 'acknowledged commits survive failover');
         return report;
       })

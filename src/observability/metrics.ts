@@ -1,5 +1,6 @@
 import type pg from 'pg';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { buildInfo } from './build-info.js';
 import { observeMembershipCache, type ObservedMembershipCache } from './membership-cache-metrics.js';
 import { fairShareMetrics } from './fair-share-metrics.js';
 import { observePool } from './pool-metrics.js';
@@ -66,6 +67,13 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const build = new Gauge({
+      name: 'community_layer_build_info',
+      help: 'Always 1: the running build\'s version (package.json) and commit ("unknown" when built outside git).',
+      labelNames: ['version', 'commit'] as const,
+      registers: [this.registry],
+    });
+    build.set(buildInfo(), 1);
   }
 
   /** The signal queue's depth, read when scraped. */
