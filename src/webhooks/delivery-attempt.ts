@@ -5,6 +5,8 @@ import { deliveriesToAttempt, recordFailure, recordSkipped, recordSuccesses } fr
 import { sendDelivery, type Sender } from './send-delivery.js';
 import { messageId, webhookBody } from './webhook-payload.js';
 
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped';
+
 export interface DeliveryPolicy {
   retryPeriodMs: number;
   backoffMinMs: number;
@@ -27,6 +29,8 @@ export interface AttemptContext {
   retry: (endpointId: string, deliveryIds: string[], at: Date) => Promise<void>;
   /** This attempt disabled the endpoint. */
   onDisabled: (endpointId: string, reason: string) => void;
+  /** Deliveries settled by an attempt, for the metrics. */
+  onOutcome: (outcome: DeliveryOutcome, count: number) => void;
   /** The instance's workers now attempting failing endpoints, and how many may (a fair share: half of them). */
   failingShare: { running: number; max: number };
 }
@@ -65,6 +69,7 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[]): Promise
     const rest = () => rows.slice(index + 1).map((r) => r.id);
     if (row.disabled_at !== null) {
       await recordSkipped(db, [row.id, ...rest()]);
+      context.onOutcome('skipped', rows.length - index);
       break;
     }
     const body = webhookBody(row);
@@ -74,17 +79,26 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[]): Promise
       continue;
     }
     // Successes first, so this failure counts from a reset failure streak.
-    await recordSuccesses(db, delivered.splice(0));
+    await recordDelivered(context, delivered.splice(0));
     const retryAt = new Date(Date.now() + retryDelayMs(policy, row.attempts));
     const final = retryAt.getTime() - row.created_at.getTime() > policy.retryPeriodMs;
     const outcome = await recordFailure(db, { id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final, ...policy });
+    // A delivery the disabling leaves unfinished is skipped with the rest, not retried.
+    if (final || !outcome.disabled) context.onOutcome(final ? 'failed' : 'retrying', 1);
     if (outcome.disabled) {
       if (outcome.reason !== null) context.onDisabled(row.endpoint_id, outcome.reason);
-      await recordSkipped(db, final ? rest() : [row.id, ...rest()]);
+      const skipped = final ? rest() : [row.id, ...rest()];
+      await recordSkipped(db, skipped);
+      context.onOutcome('skipped', skipped.length);
     } else await context.retry(row.endpoint_id, final ? rest() : [row.id, ...rest()], retryAt);
     break;
   }
-  await recordSuccesses(db, delivered);
+  await recordDelivered(context, delivered);
+}
+
+async function recordDelivered(context: AttemptContext, delivered: { id: string; statusCode: number }[]): Promise<void> {
+  await recordSuccesses(context.db, delivered);
+  if (delivered.length > 0) context.onOutcome('delivered', delivered.length);
 }
 
 type Attempt = Awaited<ReturnType<typeof deliveriesToAttempt>>[number];

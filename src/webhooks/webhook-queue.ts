@@ -30,6 +30,7 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
   destinations: DestinationPolicy;
   logger: Logger;
   onDisabled: (endpointId: string, reason: string) => void;
+  onOutcome: AttemptContext['onOutcome'];
 }
 
 /**
@@ -61,6 +62,7 @@ export class WebhookQueue {
         if (deliveryIds.length > 0) await enqueueDeliveries(this.db, endpointId, deliveryIds, runAt);
       },
       onDisabled: options.onDisabled,
+      onOutcome: options.onOutcome,
       failingShare: { running: 0, max: Math.max(1, Math.floor(options.concurrency / 2)) },
     };
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
