@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import type { App } from '../src/app.js';
 import { promtool } from '../support/promtool.js';
 import { eventually, freshDatabase, gql, metric, startApp, token } from './support/harness.js';
@@ -78,5 +80,49 @@ describe('metrics of a busy server', () => {
 
     const checked = await promtool(['check', 'metrics'], text);
     expect({ code: checked.code, problems: checked.stdout + checked.stderr }).toEqual({ code: 0, problems: '' });
+  });
+});
+
+describe('the dashboard and the alerts (deploy/)', () => {
+  const rules = parse(readFileSync('deploy/prometheus/alerts.yaml', 'utf8')) as { groups: { rules: { alert?: string; expr: string; annotations?: { runbook?: string } }[] }[] };
+  const alerts = rules.groups.flatMap((group) => group.rules).filter((rule) => rule.alert);
+  const dashboard = JSON.parse(readFileSync('deploy/grafana/community-layer.json', 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+  const operations = readFileSync('docs/operations.md', 'utf8');
+  const runbooks = operations.slice(operations.indexOf('## Alerts and runbooks'), operations.indexOf('## Shutdown'));
+
+  it('pass promtool check rules, and promtool test rules fires each alert on its synthetic series', async () => {
+    const checked = await promtool(['check', 'rules', 'deploy/prometheus/alerts.yaml']);
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    const tested = await promtool(['test', 'rules', 'deploy/prometheus/alerts.test.yaml']);
+    expect(tested.code, tested.stdout + tested.stderr).toBe(0);
+    // Each alert has a test that expects it to fire.
+    const tests = readFileSync('deploy/prometheus/alerts.test.yaml', 'utf8');
+    for (const { alert } of alerts) expect(tests).toMatch(new RegExp(`alertname: ${alert}\\n\\s+exp_alerts:\\n\\s+- exp_labels`));
+  });
+
+  it('each alert names its runbook section of docs/operations.md', () => {
+    expect(alerts.length).toBeGreaterThanOrEqual(10);
+    for (const { alert, annotations } of alerts) {
+      expect(annotations?.runbook).toBe(`docs/operations.md#${alert!.toLowerCase()}`);
+      expect(runbooks).toContain(`\n### ${alert}\n`);
+    }
+  });
+
+  it('use only metrics a running server exports', async () => {
+    const app = await startApp(await freshDatabase());
+    try {
+      const { families } = await scrapedFamilies(app);
+      const expressions = [
+        ...rules.groups.flatMap((group) => group.rules.map((rule) => rule.expr)),
+        ...dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr)),
+        runbooks,
+      ];
+      const named = new Set(expressions.flatMap((text) => [...text.matchAll(/\b(?:community|graphql|nodejs|process)_[a-z0-9_]+\b/g)].map((match) => match[0])));
+      expect(named.size).toBeGreaterThanOrEqual(30);
+      const missing = [...named].filter((name) => !families.has(name) && !families.has(name.replace(/_(bucket|count|sum)$/, '')));
+      expect(missing).toEqual([]);
+    } finally {
+      await app.stop();
+    }
   });
 });

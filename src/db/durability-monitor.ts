@@ -32,6 +32,12 @@ export class DurabilityMonitor {
         this.set(monitor.report?.durable ? 1 : 0);
       },
     });
+    // What an alert on the gauge above needs to know: whether this deployment asked for durability.
+    new Gauge({
+      name: 'community_database_durable_commits_required',
+      help: '1 when DATABASE_REQUIRE_SYNCHRONOUS_COMMIT=true (acknowledged commits must survive failover), 0 otherwise.',
+      registers: [registry],
+    }).set(required ? 1 : 0);
   }
 
   get current(): Durability | null {
