@@ -19,10 +19,13 @@ function newestChange(entry) {
   return Math.max(0, ...readdirSync(entry).map((name) => newestChange(path.join(entry, name))));
 }
 
-/** Outside a git checkout (a source tarball) the commit is "unknown", and the service says so. */
+/**
+ * The commit, with `-dirty` when the tree had uncommitted changes (it is then not quite that commit);
+ * outside a git checkout (a source tarball) "unknown", and the service says so.
+ */
 function buildInfo() {
   const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
-  const git = spawnSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' });
+  const git = spawnSync('git', ['describe', '--always', '--dirty', '--abbrev=40'], { encoding: 'utf8' });
   const commit = git.status === 0 ? git.stdout.trim() : 'unknown';
   if (commit === 'unknown') console.error('build: not a git checkout; the build reports commit "unknown"');
   return { version, commit };

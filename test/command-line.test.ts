@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { TEST_SECRET } from './support/harness.js';
 
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
-const COMMIT = (await promisify(execFile)('git', ['rev-parse', 'HEAD'])).stdout.trim();
+const COMMIT = (await promisify(execFile)('git', ['describe', '--always', '--dirty', '--abbrev=40'])).stdout.trim();
 const TOOLS = ['main.ts', ...['token', 'migrate', 'webhooks', 'processors', 'kube-secrets', 'healthcheck', 'documents-register', 'print-schema', 'settings-doc', 'documents', 'db-schema'].map((tool) => `cli/${tool}.ts`)];
 
 /** A command as an operator runs it, from the sources (tsx), with only the environment given. */

@@ -38,7 +38,8 @@ for tool in dist/src/main.js dist/src/cli/{token,migrate,webhooks,processors,kub
   node "$tool" --help | grep -q '^usage: ' || { echo "check: $tool --help prints no usage" >&2; exit 1; }
 done
 # The configuration dry run starts nothing; a short secret is the same one-liner as in development.
-NODE_ENV=production AUTH_JWT_SECRET=short node dist/src/main.js --check-config 2>&1 | grep -q '^  AUTH_JWT_SECRET: must be at least 32 bytes$'
+checked=$(NODE_ENV=production AUTH_JWT_SECRET=short node dist/src/main.js --check-config 2>&1 && echo "exit 0" || echo "exit $?")
+grep -qx '  AUTH_JWT_SECRET: must be at least 32 bytes' <<<"$checked" && grep -qx 'exit 2' <<<"$checked" || { echo "check: --check-config said: $checked" >&2; exit 1; }
 echo "check: --version ($version_line), --help and --check-config"
 # The npm scripts operators run: their compiled form (scripts/cli.mjs), no tsx.
 npm run -s schema:check

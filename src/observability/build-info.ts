@@ -7,7 +7,7 @@ import { projectRoot } from '../util/project-root.js';
 /** Which build runs: package.json's version and the commit it was built from. */
 export interface BuildInfo {
   version: string;
-  /** The commit's full hash, or "unknown" (built outside a git checkout, or run from sources without git). */
+  /** The commit's full hash (`-dirty` with uncommitted changes), or "unknown" (built or run outside a git checkout). */
   commit: string;
 }
 
@@ -39,7 +39,8 @@ function stampedCommit(root: string): string {
 
 function gitCommit(root: string): string {
   try {
-    return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    // As scripts/fresh-build.mjs stamps it.
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=40'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
     return 'unknown';
   }
