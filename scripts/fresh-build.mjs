@@ -2,10 +2,12 @@
 // (no tsx, no TypeScript). `--stamp` marks a finished build (the last step of `npm run build`);
 // without it, dist/ is built first when it is missing or older than a source (`npm start`, the CLIs).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const STAMP = 'dist/.build-stamp';
+/** The version and commit a production install reports (src/observability/build-info.ts): it has no git. */
+const INFO = 'dist/build-info.json';
 /** What `npm run build` reads: the sources, the operation documents, the compiler settings. */
 const SOURCES = ['src', 'support', 'packages', 'examples/operations.graphql', 'tsconfig.json', 'tsconfig.build.json'];
 
@@ -17,7 +19,20 @@ function newestChange(entry) {
   return Math.max(0, ...readdirSync(entry).map((name) => newestChange(path.join(entry, name))));
 }
 
+/**
+ * The commit, with `-dirty` when the tree had uncommitted changes (it is then not quite that commit);
+ * outside a git checkout (a source tarball) "unknown", and the service says so.
+ */
+function buildInfo() {
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+  const git = spawnSync('git', ['describe', '--always', '--dirty', '--abbrev=40'], { encoding: 'utf8' });
+  const commit = git.status === 0 ? git.stdout.trim() : 'unknown';
+  if (commit === 'unknown') console.error('build: not a git checkout; the build reports commit "unknown"');
+  return { version, commit };
+}
+
 if (process.argv.includes('--stamp')) {
+  writeFileSync(INFO, `${JSON.stringify(buildInfo())}\n`);
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
   process.exit(0);
 }

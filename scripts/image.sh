@@ -37,6 +37,10 @@ cp "$(readlink -f "$node_bin")" "$context/node"
 
 bash scripts/image-base.sh "$context/base.tar"
 
-buildah bud --quiet --format docker --layers=false -f deploy/image/Containerfile -t "$tag" "$context" >/dev/null
+# The build's version and commit (dist/build-info.json, stamped by `npm run build`) as OCI labels.
+version=$(node -p 'require("./package.json").version')
+revision=$(node -p 'require("./dist/build-info.json").commit')
+buildah bud --quiet --format docker --layers=false -f deploy/image/Containerfile -t "$tag" \
+  --label "org.opencontainers.image.version=$version" --label "org.opencontainers.image.revision=$revision" "$context" >/dev/null
 size=$(podman image inspect --format '{{.Size}}' "$tag")
-echo "image: built $tag (Node.js $("$context/node" --version)) in $(($(date +%s) - started)) s, $((size / 1000000)) MB ($(du -sm "$context/app/node_modules" | cut -f1) MB of it node_modules)"
+echo "image: built $tag ($version, commit $revision; Node.js $("$context/node" --version)) in $(($(date +%s) - started)) s, $((size / 1000000)) MB ($(du -sm "$context/app/node_modules" | cut -f1) MB of it node_modules)"

@@ -25,6 +25,7 @@ import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
 import { createFairShare } from './budgets/fair-share.js';
 import { createWebhooks } from './webhooks/webhooks.js';
+import { buildInfo } from './observability/build-info.js';
 import { Metrics } from './observability/metrics.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
@@ -112,14 +113,23 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   const subscriptionCaps = new SubscriptionCaps(config.subscriptions);
   const statusFeed = new MembershipStatusFeed(database.db, membership, subscriptionCaps, logger);
   metrics.observeSubscriptions(statusFeed);
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer);
+  const { background } = metrics;
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer, (removed, seconds) => {
+    background.purgesFinished.inc();
+    background.purgeEntries.inc(removed);
+    if (seconds !== null) background.purgeDuration.observe(seconds);
+  });
   // Feed streams are capped like status streams: per principal (as per user) and per instance.
-  const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream);
+  const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream, (lag) => background.changeFeedLag.observe(lag));
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
   // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits
   // do not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
   const queueDatabase = connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database, asynchronousCommit: true });
   const webhooks = createWebhooks({ db: database.db, queueDatabase, settings: config.webhooks, logger, metrics });
+  metrics.observeBacklog(async () => {
+    const [webhook, purgesRunning] = await Promise.all([webhooks.backlog(), purges.running()]);
+    return { webhookPending: webhook.pending, webhookOldestPendingSeconds: webhook.oldestPendingSeconds, webhookDispatchLagSeconds: webhook.dispatchLagSeconds, purgesRunning };
+  });
   // The listener's other followers (the membership sync subscribed itself). The feed and the
   // dispatcher read the outbox: any membership notification, or a new session, may mean new rows.
   listener.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() });
@@ -144,7 +154,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
       { name: 'authKeys', check: async () => keys.loaded },
       { name: 'durableCommits', check: async () => durability.acceptable },
     ],
-    readinessDetails: () => ({ durability: durability.current }),
+    readinessDetails: () => ({ durability: durability.current, build: buildInfo() }),
   };
   const transports = createTransports(transportOptions);
   const urls = { url: '', metricsUrl: '' };

@@ -6,14 +6,12 @@ import { startApp } from '../support/start-app.js';
 import type { App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey, resolveReceiptKey } from './auth/tokens.js';
-import { createLogger } from './observability/logger.js';
-import { readConfigOrExit } from './cli/read-config.js';
+import { serverStart } from './cli/server-command-line.js';
 import { onStopSignals } from './cli/stop-signals.js';
 
 /** `npm start`: the configured PostgreSQL, or an embedded one under EMBEDDED_PG_DIR. */
 async function main(): Promise<void> {
-  const config = readConfigOrExit();
-  const logger = createLogger(config);
+  const { config, logger } = serverStart();
   const started = performance.now();
   if (!config.database.url) logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
   const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }));

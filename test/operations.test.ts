@@ -49,6 +49,8 @@ describe('metrics', () => {
     await gql(app, SIGNAL, { input: { userId: '61', itemId: '', kind: 'VIEW' } });
     await gql(other, `mutation { leaveCommunityLayer(userId: "62") { status } }`);
     await gql(app, `mutation { rejoinCommunityLayer(userId: "61") { status } }`);
+    // Named by a trusted document: its own label; any other name (Send) is "other".
+    await gql(app, `query ExampleStatus { communityLayerStatus(userId: "61") { status } }`);
 
     expect(await delta('community_signals_total{outcome="forwarded"}')).toBe(1);
     expect(await delta('community_signals_total{outcome="gated"}')).toBe(1);
@@ -56,7 +58,10 @@ describe('metrics', () => {
     expect(await delta('community_membership_changes_total{action="leave",result="changed"}')).toBe(1);
     expect(await delta('community_membership_changes_total{action="leave",result="unchanged"}')).toBe(1);
     expect(await delta('community_membership_changes_total{action="rejoin",result="changed"}')).toBe(1);
-    expect(await delta('graphql_operation_duration_seconds_count{operation="Send",type="mutation"}')).toBe(3);
+    expect(await delta('graphql_operation_duration_seconds_count{operation="other",type="mutation",outcome="rejected"}')).toBe(1);
+    expect(await delta('graphql_operation_duration_seconds_count{operation="ExampleStatus",type="query",outcome="ok"}')).toBe(1);
+    expect(await delta('graphql_operations_total{operation="ExampleStatus",type="query",outcome="ok",code="none"}')).toBe(1);
+    expect([...(await scrape(app)).keys()].some((sample) => sample.includes('operation="Send"'))).toBe(false);
     expect(await delta('community_notification_lag_seconds_count')).toBeGreaterThanOrEqual(3);
     const now = await scrape(app);
     expect(now.get('community_cache_entries')).toBe(1);

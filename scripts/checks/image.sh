@@ -35,6 +35,13 @@ run=(podman run --runtime runc --ulimit "nofile=$nofile:$nofile" --ulimit nproc=
   console.log(`image: Node.js ${process.version}, user ${process.getuid()}, no development dependencies`);
 ' 2> >(grep -v healthcheck >&2)
 
+# The labels and --version name the build: package.json's version and the commit dist/ was built from.
+labels=$(podman image inspect --format '{{index .Labels "org.opencontainers.image.version"}} {{index .Labels "org.opencontainers.image.revision"}}' "$tag")
+expected="$(node -p 'require("./package.json").version') $(node -p 'require("./dist/build-info.json").commit')"
+[ "$labels" = "$expected" ] || { echo "check: the image's labels say '$labels', not '$expected'" >&2; exit 1; }
+"${run[@]}" --rm "$tag" node dist/src/main.js --version 2> >(grep -v healthcheck >&2) | grep -qx "community-layer ${expected% *} (commit ${expected#* })"
+echo "check: labels and --version name $expected"
+
 start_database "$env_file"
 port=$(free_port)
 { cat "$env_file"; echo "AUTH_JWT_SECRET=$CHECK_SECRET"; echo "PORT=$port"; echo "METRICS_PORT=0"; } >"$env_file.app"

@@ -31,6 +31,16 @@ node dist/src/cli/settings-doc.js --check
 node dist/src/cli/token.js --help >/dev/null
 node dist/src/cli/migrate.js --help >/dev/null
 node dist/src/cli/kube-secrets.js --listen-url postgres://app:pw@postgres-primary:5432/app | grep -q RECEIPT_SIGNING_KEY
+# --version (the commit from dist/build-info.json: this tree has no git) and --help everywhere.
+version_line="community-layer $(node -p 'require("./package.json").version') (commit $(node -p 'require("./dist/build-info.json").commit'))"
+for tool in dist/src/main.js dist/src/cli/{token,migrate,webhooks,processors,kube-secrets,healthcheck,documents-register}.js; do
+  [ "$(node "$tool" --version)" = "$version_line" ] || { echo "check: $tool --version is not '$version_line'" >&2; exit 1; }
+  node "$tool" --help | grep -q '^usage: ' || { echo "check: $tool --help prints no usage" >&2; exit 1; }
+done
+# The configuration dry run starts nothing; a short secret is the same one-liner as in development.
+checked=$(NODE_ENV=production AUTH_JWT_SECRET=short node dist/src/main.js --check-config 2>&1 && echo "exit 0" || echo "exit $?")
+grep -qx '  AUTH_JWT_SECRET: must be at least 32 bytes' <<<"$checked" && grep -qx 'exit 2' <<<"$checked" || { echo "check: --check-config said: $checked" >&2; exit 1; }
+echo "check: --version ($version_line), --help and --check-config"
 # The npm scripts operators run: their compiled form (scripts/cli.mjs), no tsx.
 npm run -s schema:check
 npm run -s documents:check

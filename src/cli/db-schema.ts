@@ -6,6 +6,9 @@ import { migrateOverSession } from '../db/migrations/migrate.js';
 import { dumpSchema } from '../../support/postgres/catalog-dump.js';
 import { startTemporaryPostgres } from '../../support/postgres/temporary-postgres.js';
 import { projectRoot } from '../util/project-root.js';
+import { answerStandardOptions } from './command-line.js';
+
+answerStandardOptions(`usage: npm run db:schema | npm run db:check\n\nWrites db/schema.sql from a freshly migrated temporary database; --check fails (exit 1) when it is stale.`);
 
 /** `npm run db:schema` writes db/schema.sql from a freshly migrated database; `db:check` fails when it is stale. */
 const SCHEMA_FILE = path.join(projectRoot(), 'db/schema.sql');

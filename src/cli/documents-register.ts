@@ -1,8 +1,11 @@
-import { loadConfig } from '../config/config.js';
 import { connectDatabase } from '../db/database.js';
 import { persistedDocuments } from '../db/persisted-documents.js';
 import { readManifestFiles } from '../graphql/trusted-documents/manifest-files.js';
 import { createLogger } from '../observability/logger.js';
+import { answerStandardOptions } from './command-line.js';
+import { readConfigOrExit } from './read-config.js';
+
+answerStandardOptions(`usage: npm run documents:register -- <manifest.json> [...]\n\nRegisters persisted documents (Apollo manifest or { "id": "document" } files) in the shared registry on DATABASE_URL.`);
 
 /**
  * `npm run documents:register -- manifest.json [...]`: an operator registers a team's persisted
@@ -15,7 +18,7 @@ if (files.length === 0) {
   console.error('usage: npm run documents:register -- <manifest.json> [...]');
   process.exit(2);
 }
-const config = loadConfig(process.env);
+const config = readConfigOrExit();
 if (!config.database.url) {
   console.error('DATABASE_URL: set it to the database the servers use');
   process.exit(2);

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { kubeSecrets, secretsYaml } from './kube-secret-objects.js';
+import { answerStandardOptions } from './command-line.js';
 
 const USAGE = `usage: node dist/src/cli/kube-secrets.js --listen-url postgres://ROLE:PASSWORD@HOST:5432/DB [--pooler HOST:PORT]
 
@@ -10,8 +11,11 @@ Prints the two Secrets deploy/kubernetes/community-layer.yaml needs, with fresh 
   community-layer-pgbouncer  userlist.txt for that role
   --listen-url URL   a session connection straight to the primary (never the pooler)
   --pooler HOST:PORT PgBouncer's Service (default community-layer-pgbouncer:6432)
+  --version          the version and commit
   -h, --help         this text
 Apply once: ... | kubectl apply -f -   (run it again only to rotate every key at once).`;
+
+answerStandardOptions(USAGE);
 
 function fail(message: string): never {
   console.error(`${message}\n\n${USAGE}`);
@@ -24,7 +28,6 @@ function parse() {
       options: {
         'listen-url': { type: 'string' },
         pooler: { type: 'string', default: 'community-layer-pgbouncer:6432' },
-        help: { type: 'boolean', short: 'h' },
       },
     }).values;
   } catch (error) {
@@ -33,10 +36,6 @@ function parse() {
 }
 
 const values = parse();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
 if (!values['listen-url']) fail('--listen-url is required');
 try {
   process.stdout.write(secretsYaml(await kubeSecrets({ listenUrl: values['listen-url'], pooler: values.pooler })));

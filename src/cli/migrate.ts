@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import { readConfigOrExit } from './read-config.js';
 import { createLogger } from '../observability/logger.js';
 import { configuredDatabase } from '../../support/postgres/configured-database.js';
 import { EmbeddedStartError } from '../../support/postgres/embedded/start-error.js';
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
+import { answerStandardOptions, refuseArguments } from './command-line.js';
 
 const USAGE = `usage: node dist/src/cli/migrate.js (npm run migrate in a checkout)
 
@@ -14,11 +14,8 @@ session connection straight to PostgreSQL, never a transaction pooler (Kysely's 
 session advisory lock). Refuses a database migrated by a newer build. Without DATABASE_URL it
 migrates the embedded development database.`;
 
-const { values } = parseArgs({ options: { help: { type: 'boolean', short: 'h' } } });
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+answerStandardOptions(USAGE);
+refuseArguments(USAGE);
 const config = readConfigOrExit();
 const logger = createLogger(config);
 const database = await configuredDatabase(config, () => undefined).catch((error: unknown) => {

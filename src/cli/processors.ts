@@ -3,6 +3,7 @@ import { listProcessors, registerProcessor, retireProcessor } from '../purge/ack
 import { DownstreamRefusal } from '../purge/downstream-refusal.js';
 import { processorInputProblem } from '../purge/processor-input.js';
 import { idArgument, positional, runDatabaseCommand, UsageError } from './database-command.js';
+import { answerStandardOptions } from './command-line.js';
 
 const USAGE = `usage: npm run processors -- <command>
 
@@ -13,11 +14,9 @@ The downstream processors that acknowledge purges (docs/downstream.md), on DATAB
   retire <id>                 it no longer counts, nor may it acknowledge; its acknowledgements stay
 The same as the admin operations registerDownstreamProcessor, downstreamProcessors, retireDownstreamProcessor.`;
 
-const { positionals, values } = parseArgs({ allowPositionals: true, options: { help: { type: 'boolean', short: 'h' } } });
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+answerStandardOptions(USAGE);
+
+const { positionals } = parseArgs({ allowPositionals: true, options: {} });
 
 await runDatabaseCommand(
   USAGE,

@@ -3,6 +3,7 @@ import { SCOPES } from '../auth/authenticate.js';
 import { mintToken, resolveAuthKey } from '../auth/tokens.js';
 import { isU64 } from '../ids/u64.js';
 import { readConfigOrExit } from './read-config.js';
+import { answerStandardOptions } from './command-line.js';
 
 const USAGE = `usage: npm run token -- (--sub <UInt64 user id> | --service <client id>) [--scope "<scopes>"] [--expires 12h]
    or: node dist/src/cli/token.js …
@@ -16,8 +17,11 @@ Mints a token signed with AUTH_JWT_SECRET (or, in development, the generated sec
                     ${SCOPES.admin} (any user's membership and ledger),
                     ${SCOPES.purgeAcknowledger} (with --service: acknowledge purges as that processor)
   --expires SPAN    lifetime, e.g. 30m, 12h (default), 7d
+  --version         the version and commit
   -h, --help        this text
 With a public key or an identity provider configured, tokens come from whoever holds the private key.`;
+
+answerStandardOptions(USAGE);
 
 function fail(message: string): never {
   console.error(`${message}\n\n${USAGE}`);
@@ -32,7 +36,6 @@ function parse() {
         service: { type: 'string' },
         scope: { type: 'string' },
         expires: { type: 'string', default: '12h' },
-        help: { type: 'boolean', short: 'h' },
       },
     }).values;
   } catch (error) {
@@ -41,10 +44,6 @@ function parse() {
 }
 
 const values = parse();
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
 if ((values.sub === undefined) === (values.service === undefined)) fail('give exactly one of --sub and --service');
 if (values.sub !== undefined && !isU64(values.sub)) fail(`--sub must be a UInt64 user id, not "${values.sub}"`);
 if (values.service !== undefined) {
@@ -52,7 +51,8 @@ if (values.service !== undefined) {
   if (!values.service.trim() || isU64(values.service)) fail(`--service must name a client, not a UInt64 user id ("${values.service}")`);
   if (!values.scope?.trim()) fail('a service token needs --scope: a service caller can do only what its scopes allow');
 }
-const config = readConfigOrExit();
+// Minting needs no database: production's demand for DATABASE_URL is not this tool's.
+const config = readConfigOrExit({ database: false });
 const key = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
 if (key.kind !== 'secret') {
   console.error('A public key or an identity provider is configured: tokens come from the identity provider that holds the private key');

@@ -6,6 +6,7 @@ import { DestinationPolicy } from '../webhooks/destination-policy.js';
 import { disableEndpoint, enableEndpoint, listEndpoints, registerEndpoint } from '../webhooks/endpoint.store.js';
 import type { WebhookEndpoint } from '../webhooks/webhook-records.js';
 import { idArgument, positional, runDatabaseCommand, UsageError } from './database-command.js';
+import { answerStandardOptions } from './command-line.js';
 
 const KINDS = ['LEFT', 'REJOINED', 'PURGE_REQUESTED', 'PURGE_FINISHED'] as const satisfies readonly MembershipEventKind[];
 
@@ -20,14 +21,12 @@ Webhook endpoints and their deliveries (docs/downstream.md), on DATABASE_URL:
   replay <delivery id>                         deliver again, same webhook-id, fresh retry period
 Kinds: ${KINDS.join(', ')}. The same as the admin operations of the GraphQL API.`;
 
+answerStandardOptions(USAGE);
+
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { kinds: { type: 'string' }, reason: { type: 'string' }, last: { type: 'string', default: '20' }, help: { type: 'boolean', short: 'h' } },
+  options: { kinds: { type: 'string' }, reason: { type: 'string' }, last: { type: 'string', default: '20' } },
 });
-if (values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
 
 const describe = (e: WebhookEndpoint) =>
   [e.id, e.url, e.event_kinds.join(','), `${e.consecutive_failures} failures`, e.disabled_reason ? `disabled: ${e.disabled_reason}` : 'enabled'].join('\t');

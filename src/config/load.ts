@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { declaredSettings, readEnvironment } from './declared.js';
-import { configuration, type Config } from './schema.js';
+import { configuration, configurationWithoutDatabase, type Config } from './schema.js';
 
 /** The one place that reads the environment. Everything else receives a `Config`. */
 
@@ -10,9 +10,13 @@ export class ConfigError extends Error {
 
 const variableByPath = new Map(declaredSettings(configuration).map((setting) => [setting.path.join('.'), setting.env]));
 
-/** Reads and checks every setting; a ConfigError lists each problem under the variables it names. */
-export function loadConfig(environment: Record<string, string | undefined>): Config {
-  const parsed = configuration.schema.safeParse(readEnvironment(configuration, environment));
+/**
+ * Reads and checks every setting; a ConfigError lists each problem under the variables it names.
+ * `database: false` (a tool that never connects) drops production's demand for DATABASE_URL.
+ */
+export function loadConfig(environment: Record<string, string | undefined>, { database = true } = {}): Config {
+  const whole = database ? configuration : configurationWithoutDatabase;
+  const parsed = whole.schema.safeParse(readEnvironment(configuration, environment));
   if (!parsed.success) throw new ConfigError(`Invalid configuration:\n  ${parsed.error.issues.map(problem).join('\n  ')}`);
   return parsed.data;
 }

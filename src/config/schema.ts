@@ -18,35 +18,36 @@ import { group } from './setting.js';
  * setting is one `setting(…)` line in its group; a new group is a file in groups/ and a line here.
  * Rules that need NODE_ENV and what production changes are here; each group keeps its own rules.
  */
-export const configuration = group(
-  {
-    ...serviceSettings,
-    http: http.schema,
-    bulk: bulk.schema,
-    metrics: metrics.schema,
-    database: database.schema,
-    graphql: graphql.schema,
-    requestBudget: requestBudget.schema,
-    fairShare: fairShare.schema,
-    signals: signals.schema,
-    listener: listener.schema,
-    cache: cache.schema,
-    subscriptions: subscriptions.schema,
-    purge: purge.schema,
-    downstream: downstream.schema,
-    webhooks: webhooks.schema,
-    shutdown: shutdown.schema,
-    auth: auth.schema,
-    tracing: tracing.schema,
-    accessLog: accessLog.schema,
-  },
-  (settings) =>
-    settings
-      .superRefine((config, ctx) => {
-        if (config.env !== 'production') return;
-        databaseInProduction(config.database, ctx);
-        authInProduction(config.auth, ctx);
-      })
+const settings = {
+  ...serviceSettings,
+  http: http.schema,
+  bulk: bulk.schema,
+  metrics: metrics.schema,
+  database: database.schema,
+  graphql: graphql.schema,
+  requestBudget: requestBudget.schema,
+  fairShare: fairShare.schema,
+  signals: signals.schema,
+  listener: listener.schema,
+  cache: cache.schema,
+  subscriptions: subscriptions.schema,
+  purge: purge.schema,
+  downstream: downstream.schema,
+  webhooks: webhooks.schema,
+  shutdown: shutdown.schema,
+  auth: auth.schema,
+  tracing: tracing.schema,
+  accessLog: accessLog.schema,
+};
+
+/** `needsDatabase` false: for tools that never connect (a token minted in production needs no DATABASE_URL). */
+const whole = (needsDatabase: boolean) => group(
+  settings,
+  (object) =>
+    object
+      // Each production rule only over a group that parsed: a broken one is not transformed (no auth.key).
+      .superRefine((config, ctx) => void (needsDatabase && config.env === 'production' && databaseInProduction(config.database, ctx)), parsed('database'))
+      .superRefine((config, ctx) => void (config.env === 'production' && authInProduction(config.auth, ctx)), parsed('auth'))
       .transform(({ graphql, database, metrics, ...config }) => {
         const development = config.env !== 'production';
         return {
@@ -63,6 +64,14 @@ export const configuration = group(
         };
       }),
 );
+
+export const configuration = whole(true);
+export const configurationWithoutDatabase = whole(false);
+
+/** Runs a rule only when nothing under `key` failed (zod otherwise runs it over the unparsed input). */
+function parsed(key: string): z.core.$ZodSuperRefineParams {
+  return { when: (payload) => !payload.issues.some((issue) => issue.path?.[0] === key) };
+}
 
 /** The configuration every module receives, inferred from the settings. */
 export interface Config extends z.output<typeof configuration.schema> {}

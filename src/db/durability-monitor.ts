@@ -32,6 +32,12 @@ export class DurabilityMonitor {
         this.set(monitor.report?.durable ? 1 : 0);
       },
     });
+    // What an alert on the gauge above needs to know: whether this deployment asked for durability.
+    new Gauge({
+      name: 'community_database_durable_commits_required',
+      help: '1 when DATABASE_REQUIRE_SYNCHRONOUS_COMMIT=true (acknowledged commits must survive failover), 0 otherwise.',
+      registers: [registry],
+    }).set(required ? 1 : 0);
   }
 
   get current(): Durability | null {
@@ -61,7 +67,10 @@ export class DurabilityMonitor {
       .then((report) => {
         const changed = this.report?.durable !== report.durable || this.report.reason !== report.reason;
         this.report = report;
-        if (changed && !report.durable) this.logger.warn({ durability: report }, `acknowledged commits can be lost on failover: ${report.reason}`);
+        // A WARN only where a failover can happen (a standby streams) or durability is required;
+        // a single node (development, a managed database's own HA) hears it once at info.
+        const level = this.required || report.standbys > 0 ? 'warn' : 'info';
+        if (changed && !report.durable) this.logger[level]({ durability: report }, `acknowledged commits can be lost on failover: ${report.reason}`);
         else if (changed) this.logger.info({ durability: report }, 'acknowledged commits survive failover');
         return report;
       })

@@ -10,6 +10,8 @@ export interface Durability {
   synchronousStandbyNames: string;
   /** Standbys confirming commits now (sync or quorum); null when this role may not see it. */
   synchronousStandbys: number | null;
+  /** Standbys streaming from this primary now, of any kind: none means there is nothing to fail over to. */
+  standbys: number;
 }
 
 interface Settings {
@@ -17,6 +19,7 @@ interface Settings {
   synchronous_standby_names: string;
   synchronous: number;
   hidden: number;
+  standbys: number;
 }
 
 /**
@@ -30,9 +33,10 @@ export async function readDurability(db: Kysely<Database>): Promise<Durability> 
            current_setting('synchronous_standby_names') AS synchronous_standby_names,
            (SELECT count(*) FILTER (WHERE sync_state IN ('sync', 'quorum')) FROM pg_stat_replication)::int AS synchronous,
            -- Without pg_read_all_stats, other users' replication rows show no state.
-           (SELECT count(*) FILTER (WHERE sync_state IS NULL) FROM pg_stat_replication)::int AS hidden`.execute(db);
+           (SELECT count(*) FILTER (WHERE sync_state IS NULL) FROM pg_stat_replication)::int AS hidden,
+           (SELECT count(*) FROM pg_stat_replication)::int AS standbys`.execute(db);
   const settings = rows[0]!;
-  return { ...verdict(settings), synchronousCommit: settings.synchronous_commit, synchronousStandbyNames: settings.synchronous_standby_names, synchronousStandbys: settings.hidden > 0 ? null : settings.synchronous };
+  return { ...verdict(settings), synchronousCommit: settings.synchronous_commit, synchronousStandbyNames: settings.synchronous_standby_names, synchronousStandbys: settings.hidden > 0 ? null : settings.synchronous, standbys: settings.standbys };
 }
 
 function verdict(settings: Settings): Pick<Durability, 'durable' | 'reason'> {

@@ -33,6 +33,8 @@ export class MembershipChangeFeed {
     private readonly db: Kysely<Database>,
     private readonly caps: SubscriptionCaps,
     private readonly options: ChangeFeedOptions,
+    /** An event pushed to a live stream (caught up with history): seconds since its commit (metrics). */
+    private readonly onLiveEvent: (lagSeconds: number) => void = () => undefined,
   ) {}
 
   /** Something may have been recorded: every live stream reads again. */
@@ -62,14 +64,18 @@ export class MembershipChangeFeed {
           wakeNow?.();
         });
         let cursor = after;
+        // Live once a page came back short: history is read, what follows is new.
+        let live = false;
         while (!stopped && !this.closed) {
           const seen = this.wakeups;
           const page = await listMembershipEvents(this.db, cursor, this.options.feedPageSize);
           for (const event of page) {
             if (stopped) return;
+            if (live) this.onLiveEvent((Date.now() - event.recordedAt.getTime()) / 1000);
             await push(event);
             cursor = BigInt(event.position);
           }
+          if (page.length < this.options.feedPageSize) live = true;
           if (page.length < this.options.feedPageSize && seen === this.wakeups) await this.nextWake((wake) => (wakeNow = wake));
         }
         stop(this.closed && !stopped ? new ShuttingDownError() : undefined);

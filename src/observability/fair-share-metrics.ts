@@ -27,6 +27,17 @@ export function fairShareMetrics(registry: Registry) {
       'community_fair_share_admitted_cost_total',
       "Points admitted against callers' budgets (an operation's charge: its cost, or the signals it writes when more), by class: user, service, admin, anonymous.",
     ),
-    refused: counter('community_fair_share_refused_cost_total', 'Points of operations refused with 429 RATE_LIMITED (over the budget, or over the membership-change limit), by class.'),
+    refused: refusals(
+      counter('community_fair_share_refused_cost_total', 'Points of operations refused with 429 RATE_LIMITED (over the budget, or over the membership-change limit), by class.'),
+      counter('community_fair_share_refusals_total', 'Operations (or requests refused at the door) refused with 429 RATE_LIMITED, by class.'),
+    ),
+  };
+}
+
+/** A refusal counts its points and itself. */
+function refusals(points: (cls: Class, points: number) => void, count: (cls: Class, points: number) => void) {
+  return (cls: Class, cost: number) => {
+    points(cls, cost);
+    count(cls, 1);
   };
 }

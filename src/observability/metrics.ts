@@ -1,5 +1,8 @@
 import type pg from 'pg';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { backgroundMetrics, observeBacklog, type Backlog } from './background-metrics.js';
+import { buildInfo } from './build-info.js';
+import { httpResponseMetrics } from './http-metrics.js';
 import { observeMembershipCache, type ObservedMembershipCache } from './membership-cache-metrics.js';
 import { fairShareMetrics } from './fair-share-metrics.js';
 import { observePool } from './pool-metrics.js';
@@ -50,22 +53,34 @@ export class Metrics {
   });
   readonly operationDuration = new Histogram({
     name: 'graphql_operation_duration_seconds',
-    help: 'GraphQL execution time by operation name and type.',
-    labelNames: ['operation', 'type'] as const,
+    help: 'GraphQL execution time by operation (its name when a trusted document names it, else other), type and outcome.',
+    labelNames: ['operation', 'type', 'outcome'] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
   readonly operations = new Counter({
     name: 'graphql_operations_total',
-    help: 'GraphQL operations by type and outcome (ok; rejected: the caller\'s error or a limit; failed: the service\'s, alert on these) and the error code that decided it (none when ok).',
-    labelNames: ['type', 'outcome', 'code'] as const,
+    help: 'GraphQL operations by operation (its name when a trusted document names it, else other), type and outcome (ok; rejected: the caller\'s error or a limit; failed: the service\'s, alert on these) and the error code that decided it (none when ok).',
+    labelNames: ['operation', 'type', 'outcome', 'code'] as const,
     registers: [this.registry],
   });
 
   readonly fairShare = fairShareMetrics(this.registry);
+  readonly background = backgroundMetrics(this.registry);
+  /** Counts one HTTP response by its status class (2xx … 5xx). */
+  readonly httpResponse = httpResponseMetrics(this.registry);
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Gauges named like counters, which `promtool check metrics` refuses; nodejs_active_*{type} has their sums.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    const build = new Gauge({
+      name: 'community_layer_build_info',
+      help: 'Always 1: the running build\'s version (package.json) and commit ("unknown" when built outside git).',
+      labelNames: ['version', 'commit'] as const,
+      registers: [this.registry],
+    });
+    build.set(buildInfo(), 1);
   }
 
   /** The signal queue's depth, read when scraped. */
@@ -86,6 +101,11 @@ export class Metrics {
     if (!fetches) return;
     mirrorCounter(this.registry, 'community_auth_jwks_fetches_total', 'Successful fetches of the remote key set.', () => fetches.ok);
     mirrorCounter(this.registry, 'community_auth_jwks_fetch_failures_total', 'Failed fetches of the remote key set.', () => fetches.failed);
+  }
+
+  /** The deployment's backlog (webhooks, purges), read from the database when scraped. */
+  observeBacklog(read: () => Promise<Backlog>): void {
+    observeBacklog(this.registry, read);
   }
 
   /** Gauges and counters read from the sync layer and the pool when scraped. */

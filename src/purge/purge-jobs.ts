@@ -8,7 +8,7 @@ import { decodePurgeNotification, progressKey } from './purge-notification.js';
 import { PurgeProgressFeed } from './purge-progress-feed.js';
 import { PurgeWorker } from './purge-worker.js';
 import { DownstreamProcessors } from './downstream-processors.js';
-import { findPurge, listPurges, requestPurge, type PurgeReceipt } from './purge.store.js';
+import { findPurge, listPurges, purgeDurationSeconds, requestPurge, runningPurges, type PurgeReceipt } from './purge.store.js';
 
 export type { PurgeReceipt, PurgeTarget } from './purge.store.js';
 export { NOT_LEFT_SQLSTATE, PURGE_RUNNING_SQLSTATE } from './purge.store.js';
@@ -30,6 +30,8 @@ export class PurgeJobs {
     config: Config['purge'],
     caps: SubscriptionCaps,
     tracer: Tracer,
+    /** A purge finished here: the signals it removed and its time from request to end (metrics). */
+    onFinished: (removed: number, seconds: number | null) => void = () => undefined,
   ) {
     this.feed = new PurgeProgressFeed(db, caps);
     this.downstream = new DownstreamProcessors(db);
@@ -40,7 +42,14 @@ export class PurgeJobs {
       chunkSize: config.chunkSize,
       chunkPauseMs: config.chunkPauseMs,
       pollMs: config.pollMs,
-      onChunk: (chunk) => this.feed.changed(chunk.userId, progressKey(chunk.purgeId, chunk.finished ? 'FINISHED' : 'RUNNING', chunk.removedSoFar)),
+      onChunk: (chunk) => {
+        this.feed.changed(chunk.userId, progressKey(chunk.purgeId, chunk.finished ? 'FINISHED' : 'RUNNING', chunk.removedSoFar));
+        if (!chunk.finished) return;
+        void purgeDurationSeconds(db, chunk.purgeId).then(
+          (seconds) => onFinished(chunk.removedSoFar, seconds),
+          () => onFinished(chunk.removedSoFar, null),
+        );
+      },
     });
   }
 
@@ -54,6 +63,11 @@ export class PurgeJobs {
     this.worker.kick();
     this.feed.changed(userId);
     return (await findPurge(this.db, purgeId))!;
+  }
+
+  /** Purges not finished in the whole deployment. */
+  running(): Promise<number> {
+    return runningPurges(this.db);
   }
 
   /** Null for an unknown purge. */

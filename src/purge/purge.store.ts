@@ -120,3 +120,16 @@ function toReceipt(row: ReceiptRow): PurgeReceipt {
     })),
   };
 }
+
+/** Purges not finished in the whole deployment (the partial unique index on RUNNING covers it). */
+export async function runningPurges(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ running: number }>`SELECT count(*)::int AS running FROM community_purge WHERE status = 'RUNNING'`.execute(db);
+  return rows[0]!.running;
+}
+
+/** A finished purge's time from request to end, database clock. */
+export async function purgeDurationSeconds(db: Kysely<Database>, purgeId: string): Promise<number | null> {
+  const { rows } = await sql<{ seconds: number | null }>`
+    SELECT extract(epoch FROM finished_at - requested_at)::float8 AS seconds FROM community_purge WHERE id = ${purgeId}`.execute(db);
+  return rows[0]?.seconds ?? null;
+}

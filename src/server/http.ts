@@ -40,6 +40,8 @@ export interface HttpServerOptions {
   receiptKeys(): Promise<unknown>;
   /** The request's span and access-log line (not for the probes). */
   observe: RequestObserver;
+  /** Every response but the probes', by its status once it is sent (metrics). */
+  onResponse: (status: number) => void;
   /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
   pages: (pathname: string, req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
@@ -66,6 +68,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
       );
     }
     if (req.method === 'GET' && path === RECEIPT_KEYS_PATH) return void options.receiptKeys().then((keys) => sendJson(res, 200, keys, 'public, max-age=300'));
+    res.once('close', () => options.onResponse(res.statusCode));
     const observed = options.observe(req, res, requestId, path);
     if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
       return void options.pages(path, req, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));

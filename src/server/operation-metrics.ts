@@ -3,66 +3,85 @@ import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { decidingCode, errorCodes, outcomeOf } from '../graphql/outcome.js';
 import type { Metrics } from '../observability/metrics.js';
 
-const MAX_OPERATION_NAMES = 200;
-
-type Observe = (seconds: number) => void;
+type Outcome = ReturnType<typeof outcomeOf>;
+/** One operation's labelled children, kept per parsed document. */
+interface Labelled {
+  count(outcome: Outcome, code: string): void;
+  observe(seconds: number, outcome: Outcome): void;
+}
 
 /**
- * Counts every operation by type, outcome and deciding error code (graphql_operations_total): the
- * ones refused at parse or validation too, on every transport (they all run Yoga's envelop); a
- * subscription counts once, by how it started. Times every execution by operation name. Names come from clients, so the label set is capped:
- * past MAX_OPERATION_NAMES distinct names, new ones are counted as "other". The labelled timer is
- * kept per parsed document (Yoga's parse cache hands the same one back), so a request neither
- * looks its operation up again nor hashes its labels.
+ * Counts every operation by name, type, outcome and deciding error code (graphql_operations_total):
+ * the ones refused at parse or validation too, on every transport (they all run Yoga's envelop); a
+ * subscription counts once, by how it started. Times every execution by name, type and outcome.
+ * Names come from clients, so only those of the trusted documents (the manifests: `trusted`) are
+ * labels; any other is `other`, as is an operation refused before it was parsed or validated. The
+ * labelled children are kept per parsed document (Yoga's parse cache hands the same one back), so
+ * a request neither looks its operation up again nor hashes its name.
  */
-export function useOperationMetrics(metrics: Metrics): Plugin {
-  const known = new Set<string>();
-  const label = (name: string): string => {
-    if (known.has(name)) return name;
-    if (known.size >= MAX_OPERATION_NAMES) return 'other';
-    known.add(name);
-    return name;
+export function useOperationMetrics(metrics: Metrics, trusted: ReadonlySet<string>): Plugin {
+  const labelledBy = new WeakMap<DocumentNode, Map<string | null | undefined, Labelled>>();
+  const labelled = (operation: string, type: string): Labelled => {
+    const timers = new Map<string, (seconds: number) => void>();
+    return {
+      count: (outcome, code) => metrics.operations.inc({ operation, type, outcome, code }),
+      observe(seconds, outcome) {
+        let observe = timers.get(outcome);
+        if (!observe) {
+          const child = metrics.operationDuration.labels({ operation, type, outcome });
+          timers.set(outcome, (observe = (value) => child.observe(value)));
+        }
+        observe(seconds);
+      },
+    };
   };
-  const timers = new WeakMap<DocumentNode, Map<string | null | undefined, Observe>>();
-  const timerOf = (document: DocumentNode, operationName: string | null | undefined): Observe => {
-    let byName = timers.get(document);
-    if (!byName) timers.set(document, (byName = new Map()));
-    let observe = byName.get(operationName);
-    if (!observe) {
+  const unparsed = labelled('other', 'unknown');
+  const of = (document: DocumentNode, operationName: string | null | undefined): Labelled => {
+    let byName = labelledBy.get(document);
+    if (!byName) labelledBy.set(document, (byName = new Map()));
+    let found = byName.get(operationName);
+    if (!found) {
       const operation = getOperationAST(document, operationName);
-      const child = metrics.operationDuration.labels({ operation: label(operation?.name?.value ?? 'anonymous'), type: operation?.operation ?? 'unknown' });
-      byName.set(operationName, (observe = (seconds) => child.observe(seconds)));
+      const name = operation?.name?.value;
+      byName.set(operationName, (found = labelled(name !== undefined && trusted.has(name) ? name : 'other', operation?.operation ?? 'unknown')));
     }
-    return observe;
+    return found;
   };
-  const count = (type: string, errors: Parameters<typeof errorCodes>[0], uncoded?: string) => {
+  type Errors = Parameters<typeof errorCodes>[0];
+  const outcome = (errors: Errors, uncoded?: string) => {
     const codes = errorCodes(errors, uncoded);
-    metrics.operations.inc({ type, outcome: outcomeOf(codes), code: decidingCode(codes) });
+    return { outcome: outcomeOf(codes), code: decidingCode(codes) };
   };
-  const typeOf = (document: DocumentNode, operationName: string | null | undefined) => getOperationAST(document, operationName)?.operation ?? 'unknown';
+  const count = (target: Labelled, errors: Errors, uncoded?: string) => {
+    const decided = outcome(errors, uncoded);
+    target.count(decided.outcome, decided.code);
+  };
   return {
     onParse: () => ({ result }) => {
       // Named as Yoga names them in the answer.
-      if (result instanceof Error) count('unknown', [result as { extensions?: Record<string, unknown> }], 'GRAPHQL_PARSE_FAILED');
+      if (result instanceof Error) count(unparsed, [result as { extensions?: Record<string, unknown> }], 'GRAPHQL_PARSE_FAILED');
     },
     onValidate: () => ({ valid, result }) => {
-      if (!valid) count('unknown', result as Parameters<typeof errorCodes>[0], 'GRAPHQL_VALIDATION_FAILED');
+      if (!valid) count(unparsed, result as Errors, 'GRAPHQL_VALIDATION_FAILED');
     },
     onExecute({ args }) {
       const started = performance.now();
-      const observe = timerOf(args.document, args.operationName);
+      const target = of(args.document, args.operationName);
       return {
         onExecuteDone({ result }) {
-          observe((performance.now() - started) / 1000);
-          if (!isAsyncIterable(result)) count(typeOf(args.document, args.operationName), result.errors);
+          const seconds = (performance.now() - started) / 1000;
+          if (isAsyncIterable(result)) return target.observe(seconds, 'ok');
+          const decided = outcome(result.errors);
+          target.observe(seconds, decided.outcome);
+          target.count(decided.outcome, decided.code);
         },
       };
     },
     onSubscribe({ args }) {
-      const type = typeOf(args.document, args.operationName);
+      const target = of(args.document, args.operationName);
       return {
-        onSubscribeResult: ({ result }) => count(type, isAsyncIterable(result) ? undefined : result.errors),
-        onSubscribeError: ({ error }) => count(type, [error as { extensions?: Record<string, unknown> }]),
+        onSubscribeResult: ({ result }) => count(target, isAsyncIterable(result) ? undefined : result.errors),
+        onSubscribeError: ({ error }) => count(target, [error as { extensions?: Record<string, unknown> }]),
       };
     },
   };

@@ -72,7 +72,7 @@ export function requestPipeline({ config, services, authenticator, requestScope,
     ['inputErrorCodes', useInputErrorCodes()],
     // Before tracing: it replaces the executor that tracing wraps.
     ['compiledExecution', useCompiledExecution()],
-    ['operationMetrics', useOperationMetrics(services.metrics)],
+    ['operationMetrics', useOperationMetrics(services.metrics, trusted.operationNames)],
     ['operationTracing', useOperationTracing(tracer, requestScope)],
     ['signalShedding', useSignalShedding(services.signals, services.metrics, config.retryAfterSeconds)],
     ['bulkDecoded', useBulkDecoded(requestScope)],

@@ -77,6 +77,7 @@ export function createTransports(options: TransportsOptions): Transports {
     receiptKeys: options.receiptKeys,
     overloaded,
     observe: pipeline.observe,
+    onResponse: metrics.httpResponse,
     pages: async (path, req, res) => (await page?.assets.serve(path, req, res)) || settingsPage(path, res),
     requestScope,
     isShuttingDown: () => shuttingDown,

@@ -6,6 +6,8 @@ import { sendDelivery, type Sender, type Sent } from './send-delivery.js';
 import type { SlowLane } from './slow-lane.js';
 import { messageId, webhookBody } from './webhook-payload.js';
 
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed' | 'skipped';
+
 export interface DeliveryPolicy {
   retryPeriodMs: number;
   backoffMinMs: number;
@@ -37,6 +39,8 @@ export interface AttemptContext {
   onDisabled: (endpointId: string, reason: string) => void;
   /** An attempt failed: what the operator's log keeps (the admin reads only Sent.error). */
   onFailed: (endpointId: string, deliveryId: string, detail: string) => void;
+  /** Deliveries settled by an attempt, for the metrics. */
+  onOutcome: (outcome: DeliveryOutcome, count: number) => void;
   slowLane: SlowLane;
 }
 
@@ -79,6 +83,7 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[], seat: { 
     const rest = () => rows.slice(index + 1).map((r) => r.id);
     if (row.disabled_at !== null) {
       await recordSkipped(db, [row.id, ...rest()]);
+      context.onOutcome('skipped', rows.length - index);
       break;
     }
     const { sent, fast } = await attempt(context, row, seat);
@@ -89,20 +94,24 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[], seat: { 
     }
     context.onFailed(row.endpoint_id, row.id, sent.detail);
     // Successes first, so this failure counts from a reset failure streak.
-    await recordSuccesses(db, delivered.splice(0), fastSuccesses);
+    await recordDelivered(context, delivered.splice(0), fastSuccesses);
     const retryAt = new Date(Date.now() + nextAttemptDelayMs(policy, row.attempts, sent.retryAfterMs));
     const final = retryAt.getTime() - row.created_at.getTime() > policy.retryPeriodMs;
     const outcome = await recordFailure(db, {
       id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final,
       gone: sent.statusCode === 410, ...policy,
     });
+    // A delivery the disabling leaves unfinished is skipped with the rest, not retried.
+    if (final || !outcome.disabled) context.onOutcome(final ? 'failed' : 'retrying', 1);
     if (outcome.disabled) {
       if (outcome.reason !== null) context.onDisabled(row.endpoint_id, outcome.reason);
-      await recordSkipped(db, final ? rest() : [row.id, ...rest()]);
+      const skipped = final ? rest() : [row.id, ...rest()];
+      await recordSkipped(db, skipped);
+      context.onOutcome('skipped', skipped.length);
     } else await context.retry(row.endpoint_id, final ? rest() : [row.id, ...rest()], retryAt);
     break;
   }
-  await recordSuccesses(db, delivered, fastSuccesses);
+  await recordDelivered(context, delivered, fastSuccesses);
 }
 
 /**
@@ -122,6 +131,13 @@ async function attempt(context: AttemptContext, row: Attempt, seat: { inLane: bo
   } finally {
     if (slow) clearTimeout(slow);
   }
+}
+
+async function recordDelivered(
+  context: AttemptContext, delivered: { id: string; statusCode: number }[], fastSuccesses: number,
+): Promise<void> {
+  await recordSuccesses(context.db, delivered, fastSuccesses);
+  if (delivered.length > 0) context.onOutcome('delivered', delivered.length);
 }
 
 type Attempt = Awaited<ReturnType<typeof deliveriesToAttempt>>[number];

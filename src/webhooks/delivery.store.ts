@@ -104,3 +104,11 @@ export async function resetDelivery(db: Kysely<Database>, id: string): Promise<W
   return db.updateTable('webhook_delivery').set({ status: 'PENDING', created_at: sql<Date>`now()`, delivered_at: null })
     .where('id', '=', id).returningAll().executeTakeFirst();
 }
+
+/** Deliveries pending in the whole deployment, and the oldest one's age (0 when none). */
+export async function pendingDeliveries(db: Kysely<Database>): Promise<{ pending: number; oldestSeconds: number }> {
+  const { rows } = await sql<{ pending: number; oldest_seconds: number }>`
+    SELECT count(*)::int AS pending, coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
+    FROM webhook_delivery WHERE status = 'PENDING'`.execute(db);
+  return { pending: rows[0]!.pending, oldestSeconds: rows[0]!.oldest_seconds };
+}

@@ -44,3 +44,11 @@ export async function dispatchPage(db: Kysely<Database>, page: number, probation
   `.execute(db);
   return Number(rows[0]?.dispatched ?? 0);
 }
+
+/** Age of the oldest event past the dispatch cursor (0 when caught up): the primary key's range. */
+export async function dispatchLagSeconds(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ lag: number }>`
+    SELECT coalesce(extract(epoch FROM now() - min(recorded_at)), 0)::float8 AS lag FROM membership_event
+    WHERE position > coalesce((SELECT position FROM webhook_dispatch), 0)`.execute(db);
+  return rows[0]!.lag;
+}

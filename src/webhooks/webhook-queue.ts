@@ -32,6 +32,7 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
   logger: Logger;
   onDisabled: (endpointId: string, reason: string) => void;
   onFailed: AttemptContext['onFailed'];
+  onOutcome: AttemptContext['onOutcome'];
 }
 
 /**
@@ -66,6 +67,7 @@ export class WebhookQueue {
       },
       onDisabled: options.onDisabled,
       onFailed: options.onFailed,
+      onOutcome: options.onOutcome,
       slowLane,
     };
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));

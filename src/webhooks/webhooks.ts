@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database, MembershipEventKind } from '../db/schema.js';
-import { listDeliveries } from './delivery.store.js';
+import type { DeliveryOutcome } from './delivery-attempt.js';
+import { listDeliveries, pendingDeliveries } from './delivery.store.js';
+import { dispatchLagSeconds } from './dispatch.store.js';
 import { ADDRESS_NOT_ALLOWED, DestinationPolicy } from './destination-policy.js';
 import { disableEndpoint, enableEndpoint, listEndpoints, registerEndpoint } from './endpoint.store.js';
 import { replayDelivery } from './replay-delivery.js';
@@ -36,8 +38,11 @@ export function createWebhooks({ db, queueDatabase, settings, logger, metrics }:
     logger.warn({ endpointId, reason }, 'webhook endpoint disabled');
   };
   // The cause the admin API does not tell (refused, silent, not resolved, not allowed: all "no response" there).
-  const onFailed = (endpointId: string, deliveryId: string, detail: string) => logger.info({ endpointId, deliveryId, detail }, 'webhook attempt failed');
-  const queue = new WebhookQueue({ ...settings, database: queueDatabase, destinations, logger, onDisabled, onFailed });
+  const onFailed = (endpointId: string, deliveryId: string, detail: string) =>
+    logger.info({ endpointId, deliveryId, detail }, 'webhook attempt failed');
+  const onOutcome = (outcome: DeliveryOutcome, count: number) =>
+    metrics.background.webhookDeliveries.inc({ outcome }, count);
+  const queue = new WebhookQueue({ ...settings, database: queueDatabase, destinations, logger, onDisabled, onFailed, onOutcome });
   return new Webhooks(db, queue, destinations);
 }
 
@@ -87,6 +92,12 @@ export class Webhooks {
 
   deliveries(endpointId: string, last: number): Promise<WebhookDelivery[]> {
     return listDeliveries(this.db, endpointId, last);
+  }
+
+  /** The deployment's backlog: pending deliveries, the oldest one's age, the dispatcher's lag. */
+  async backlog(): Promise<{ pending: number; oldestPendingSeconds: number; dispatchLagSeconds: number }> {
+    const [{ pending, oldestSeconds }, lag] = await Promise.all([pendingDeliveries(this.db), dispatchLagSeconds(this.db)]);
+    return { pending, oldestPendingSeconds: oldestSeconds, dispatchLagSeconds: lag };
   }
 
   /** Delivers again (a replay), with the same webhook-id; undefined for an unknown delivery. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GraphQLError } from 'graphql';
+import { GraphQLError, Kind, parse } from 'graphql';
 import { retryLater } from '../errors.js';
 import { withApolloTypenames } from './apollo-typename.js';
 import { documentId, MANIFEST_FILE } from './manifest.js';
@@ -52,6 +52,8 @@ export type Resolution = { query: string } | GraphQLError;
  */
 export class TrustedDocuments {
   readonly mode: TrustedDocumentsMode;
+  /** The operation names of the documents from the manifests: the only ones metrics label by name. */
+  readonly operationNames = new Set<string>();
   private readonly known = new Map<string, string>();
   private readonly found = new Map<string, string>();
   private readonly registry: DocumentRegistry | undefined;
@@ -64,6 +66,9 @@ export class TrustedDocuments {
     for (const { id, body } of options.documents) {
       // Ids are canonical (manifest-files.ts), as requested ids are (requested-id.ts).
       this.known.set(canonicalDocumentId(id), body);
+      for (const definition of parse(body).definitions) {
+        if (definition.kind === Kind.OPERATION_DEFINITION && definition.name) this.operationNames.add(definition.name.value);
+      }
       // The id Apollo Client computes for this document with its default cache.
       const apollo = withApolloTypenames(body);
       this.known.set(documentId(apollo), apollo);
