@@ -1,6 +1,7 @@
 import {
   Kind,
   visit,
+  type ArgumentNode,
   type ASTNode,
   type DocumentNode,
   type OperationDefinitionNode,
@@ -29,7 +30,8 @@ export function textProblem(value: string): string | null {
   if (nul >= 0) return `text must not contain U+0000 (NUL), found at index ${nul}`;
   const lone = LONE_SURROGATE.exec(value);
   if (!lone) return null;
-  return `text must be well-formed Unicode: lone surrogate U+${lone[0].charCodeAt(0).toString(16).toUpperCase()} at index ${lone.index}`;
+  const unit = lone[0].charCodeAt(0).toString(16).toUpperCase();
+  return `text must be well-formed Unicode: lone surrogate U+${unit} at index ${lone.index}`;
 }
 
 export interface BadText {
@@ -71,7 +73,11 @@ interface ArgumentValues {
 const walked = new WeakMap<OperationDefinitionNode, ArgumentValues>();
 
 /** The first bad text in the arguments of `operation` as it will run with `variables`, or null. */
-export function badTextIn(document: DocumentNode, operation: OperationDefinitionNode, variables: Readonly<Record<string, unknown>> | null | undefined): BadText | null {
+export function badTextIn(
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  variables: Readonly<Record<string, unknown>> | null | undefined,
+): BadText | null {
   let argumentValues = walked.get(operation);
   if (!argumentValues) walked.set(operation, (argumentValues = collect(document, operation)));
   const { values, definitions } = argumentValues;
@@ -117,9 +123,12 @@ export function badTextIn(document: DocumentNode, operation: OperationDefinition
 
 function collect(document: DocumentNode, operation: OperationDefinitionNode): ArgumentValues {
   const values: ArgumentValues['values'] = [];
-  const visitor = { Argument: (node: { name: { value: string }; value: ValueNode }) => void values.push({ value: node.value, path: node.name.value }) };
+  const visitor = { Argument: (node: ArgumentNode) => void values.push({ value: node.value, path: node.name.value }) };
   visit(operation, visitor);
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) visit(definition, visitor);
-  const definitions = new Map((operation.variableDefinitions ?? []).map((definition) => [definition.variable.name.value, definition]));
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) visit(definition, visitor);
+  }
+  const defined = operation.variableDefinitions ?? [];
+  const definitions = new Map(defined.map((definition) => [definition.variable.name.value, definition]));
   return { values, definitions };
 }

@@ -134,7 +134,8 @@ export class Authenticator {
  */
 function checkIssuedAt(payload: JWTPayload): void {
   if (typeof payload.iat !== 'number' || payload.iat <= Date.now() / 1000 + CLOCK_TOLERANCE_SECONDS) return;
-  throw new ClaimError(`the token's iat is in the future (more than ${CLOCK_TOLERANCE_SECONDS} s ahead of this server's clock)`);
+  const ahead = `more than ${CLOCK_TOLERANCE_SECONDS} s ahead of this server's clock`;
+  throw new ClaimError(`the token's iat is in the future (${ahead})`);
 }
 
 function formatDuration(ms: number): string {
