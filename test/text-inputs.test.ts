@@ -40,7 +40,12 @@ const BAD: [string, string][] = [
 ];
 
 /** A valid value for each scalar that is sent as text; a scalar missing here fails the test. */
-const VALID_TEXT: Record<string, string> = { String: 'valid-text', ID: 'valid-id', UInt64: '1', DateTime: '2026-01-02T03:04:05Z' };
+const VALID_TEXT: Record<string, string> = {
+  String: 'valid-text',
+  ID: 'valid-id',
+  UInt64: '1',
+  DateTime: '2026-01-02T03:04:05Z',
+};
 const VALID_OTHER: Record<string, unknown> = { Int: 1, Float: 1, Boolean: true };
 /** Where the type's value is not valid: `field.path` (list indexes as `[]`). */
 const VALID_AT: Record<string, unknown> = {
@@ -64,17 +69,23 @@ interface Operation {
 }
 
 /** One operation per root field with all of its arguments (optional ones too) built valid. */
-async function operations(app: App, valid: Record<string, unknown>): Promise<{ operations: Operation[]; unbuildable: string[] }> {
+type Path = (string | number)[];
+
+async function operations(app: App, valid: Record<string, unknown>) {
   const introspection = await gql<IntrospectionQuery>(app, getIntrospectionQuery());
   const schema = buildClientSchema(introspection.data!);
   const unbuildable: string[] = [];
   const built: Operation[] = [];
-  const roots = [['query', schema.getQueryType()], ['mutation', schema.getMutationType()], ['subscription', schema.getSubscriptionType()]] as const;
+  const roots = [
+    ['query', schema.getQueryType()],
+    ['mutation', schema.getMutationType()],
+    ['subscription', schema.getSubscriptionType()],
+  ] as const;
   for (const [kind, root] of roots) {
     for (const field of Object.values(root?.getFields() ?? {}) as GraphQLField<unknown, unknown>[]) {
-      const texts: (string | number)[][] = [];
-      const build = (type: GraphQLInputType, path: (string | number)[]): unknown => {
-        const at = `${field.name}.${path.map((step) => (typeof step === 'number' ? '[]' : step)).join('.').replaceAll('.[]', '[]')}`;
+      const texts: Path[] = [];
+      const build = (type: GraphQLInputType, path: Path): unknown => {
+        const at = `${field.name}.${argumentOf(path).replace(/\[\d+\]/g, '[]')}`;
         if (at in VALID_AT || at in valid) {
           const value = at in valid ? valid[at] : VALID_AT[at];
           if (typeof value === 'string' && !isEnumType(getNamedType(type))) texts.push(path);
@@ -82,26 +93,30 @@ async function operations(app: App, valid: Record<string, unknown>): Promise<{ o
         }
         if (isNonNullType(type)) return build(type.ofType, path);
         if (isListType(type)) return [build(type.ofType, [...path, 0])];
-        if (isInputObjectType(type)) return Object.fromEntries(Object.values(type.getFields()).map((f) => [f.name, build(f.type, [...path, f.name])]));
+        if (isInputObjectType(type)) {
+          const fields = Object.values(type.getFields());
+          return Object.fromEntries(fields.map((input) => [input.name, build(input.type, [...path, input.name])]));
+        }
         if (isEnumType(type)) return type.getValues()[0]!.name;
         if (type.name in VALID_OTHER) return VALID_OTHER[type.name];
         if (type.name in VALID_TEXT) return texts.push(path), VALID_TEXT[type.name];
         unbuildable.push(`${at}: no valid value for ${type.name}`);
         return null;
       };
-      const variables = Object.fromEntries(field.args.map((argument) => [argument.name, build(argument.type, [argument.name])]));
+      const variables = Object.fromEntries(field.args.map(({ name, type }) => [name, build(type, [name])]));
       if (texts.length === 0) continue;
       const declared = field.args.map((argument) => `$${argument.name}: ${String(argument.type)}`).join(', ');
       const passed = field.args.map((argument) => `${argument.name}: $${argument.name}`).join(', ');
       const named = getNamedType(field.type);
       const selection = PER_ITEM[field.name] ?? (isLeafType(named) ? '' : '{ __typename }');
-      built.push({ kind, field: field.name, query: `${kind} (${declared}) { ${field.name}(${passed}) ${selection} }`, variables, texts });
+      const query = `${kind} (${declared}) { ${field.name}(${passed}) ${selection} }`;
+      built.push({ kind, field: field.name, query, variables, texts });
     }
   }
   return { operations: built, unbuildable };
 }
 
-function withText(variables: Record<string, unknown>, path: (string | number)[], replace: (text: string) => string): Record<string, unknown> {
+function withText(variables: Record<string, unknown>, path: Path, replace: (text: string) => string) {
   const copy = structuredClone(variables);
   let holder: any = copy;
   for (const step of path.slice(0, -1)) holder = holder[step];
@@ -110,19 +125,24 @@ function withText(variables: Record<string, unknown>, path: (string | number)[],
   return copy;
 }
 
-const argumentOf = (path: (string | number)[]) => path.map((step, i) => (typeof step === 'number' ? `[${step}]` : i === 0 ? step : `.${step}`)).join('');
+function argumentOf(path: Path): string {
+  return path.map((step, i) => (typeof step === 'number' ? `[${step}]` : i === 0 ? step : `.${step}`)).join('');
+}
 
 /** Errors of the call (of a stream: of its first event), and the items a per-item field reports. */
+type Problem = { message: string; extensions?: Record<string, unknown> };
+
 async function send(app: App, operation: Operation, variables: Record<string, unknown>, bearer: string) {
   if (operation.kind !== 'subscription') {
     const { data, errors } = await gql(app, operation.query, variables, bearer);
-    return { errors: errors ?? [], items: (PER_ITEM[operation.field] ? data?.[operation.field] : undefined) as any[] | undefined };
+    const items = PER_ITEM[operation.field] ? (data?.[operation.field] as any[]) : undefined;
+    return { errors: (errors ?? []) as Problem[], items };
   }
   const stream = await subscribe(app, operation.query, variables, bearer);
   try {
     const first = await stream.next();
-    if (!first) return { errors: [{ message: 'the stream ended without an event', extensions: { code: 'NO_EVENT' } }], items: undefined };
-    return { errors: (first?.data?.errors ?? []) as { message: string; extensions?: Record<string, unknown> }[], items: undefined };
+    const ended: Problem = { message: 'the stream ended without an event', extensions: { code: 'NO_EVENT' } };
+    return { errors: first ? ((first.data?.errors ?? []) as Problem[]) : [ended], items: undefined };
   } finally {
     stream.close();
   }
@@ -135,12 +155,14 @@ async function send(app: App, operation: Operation, variables: Record<string, un
 async function fingerprint(): Promise<Record<string, string>> {
   const { rows: tables } = await db.query(
     `SELECT table_name FROM information_schema.tables
-      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'fair_share_bucket' ORDER BY 1`,
+      WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'fair_share_bucket'
+      ORDER BY 1`,
   );
   const prints: Record<string, string> = {};
   for (const { table_name: table } of tables as { table_name: string }[]) {
     const { rows } = await db.query(
-      `SELECT count(*) || ':' || md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS print FROM ${pg.escapeIdentifier(table)} t`,
+      `SELECT count(*) || ':' || md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) AS print
+         FROM ${pg.escapeIdentifier(table)} t`,
     );
     prints[table] = rows[0].print;
   }
@@ -157,7 +179,8 @@ async function prepare(target: App, streams: boolean): Promise<string> {
   const run = async (query: string) => expect((await gql(target, query, undefined, admin)).errors).toBeUndefined();
   await run(`mutation { registerDownstreamProcessor(name: "text inputs", subject: "${PROCESSOR}") { __typename } }`);
   await run('mutation { signal(input: { userId: "1", itemId: "text-inputs", kind: VIEW }) { signalId } }');
-  const page = await gql(target, '{ communityContributions(userId: "1", first: 1) { edges { cursor } } }', undefined, admin);
+  const contributions = '{ communityContributions(userId: "1", first: 1) { edges { cursor } } }';
+  const page = await gql(target, contributions, undefined, admin);
   if (streams) {
     await run('mutation { leaveCommunityLayer(userId: "1") { __typename } }');
     await run('mutation { purgeCommunityContributions(userId: "1") { __typename } }');
@@ -169,7 +192,7 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
   let found: Awaited<ReturnType<typeof operations>>;
   const callers = new Map<string, string>();
 
-  it('introspection finds every text input, each with a valid surrounding input and a caller allowed to send it', async () => {
+  it('introspection finds every text input, each in a valid input with a caller allowed to send it', async () => {
     const cursor = await prepare(controlApp, true);
     found = await operations(controlApp, { 'communityContributions.after': cursor });
     expect(found.unbuildable).toEqual([]);
@@ -187,7 +210,9 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
         const { errors, items } = await send(controlApp, operation, operation.variables, bearer);
         const codes = [...errors.map((error) => error.extensions?.code), ...(items ?? []).map((item) => item.code)];
         if (codes.some((code) => NOT_ALLOWED.has(code as string))) continue;
-        if (codes.includes('BAD_USER_INPUT') || codes.includes('NO_EVENT')) failures.push(`${operation.field}: refused as input: ${JSON.stringify(errors)}`);
+        if (codes.includes('BAD_USER_INPUT') || codes.includes('NO_EVENT')) {
+          failures.push(`${operation.field}: refused as input: ${JSON.stringify(errors)}`);
+        }
         callers.set(operation.field, bearer);
         break;
       }
@@ -209,7 +234,9 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
           const after = await fingerprint();
           const refusal = items ? items[0] : errors[0]?.extensions;
           const label = `${operation.field}(${argument}) with ${what}`;
-          if (refusal?.code !== 'BAD_USER_INPUT' || refusal.argument !== argument) failures.push(`${label}: ${JSON.stringify(items ?? errors)}`);
+          if (refusal?.code !== 'BAD_USER_INPUT' || refusal.argument !== argument) {
+            failures.push(`${label}: ${JSON.stringify(items ?? errors)}`);
+          }
           const changed = Object.keys(after).filter((table) => after[table] !== before[table]);
           if (changed.length > 0) failures.push(`${label}: wrote to ${changed.join(', ')}`);
         }
@@ -223,7 +250,8 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
     const signal = (eventId: string) => ({ userId: '2', itemId: 'text-batch', kind: 'VIEW', eventId });
     const count = async () => Number((await db.query(`SELECT count(*) AS n FROM signal WHERE user_id = 2`)).rows[0].n);
     const before = await count();
-    const { data, errors } = await gql(app, send, { i: [signal('ok'), signal('bad\u0000'), { ...signal('bad-2'), context: { surface: '\ud800' } }] });
+    const inputs = [signal('ok'), signal('bad\u0000'), { ...signal('bad-2'), context: { surface: '\ud800' } }];
+    const { data, errors } = await gql(app, send, { i: inputs });
     expect(errors).toBeUndefined();
     expect(data!.sendSignals.storedCount).toBe(1);
     expect(data!.sendSignals.items.slice(1)).toEqual([
@@ -234,12 +262,19 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
   });
 
   it('literals too, also through a variable default; the message says what and where', async () => {
-    const literal = await gql(app, 'mutation { registerDownstreamProcessor(name: "a\\u0000b", subject: "s") { __typename } }');
+    const register = 'mutation { registerDownstreamProcessor(name: "a\\u0000b", subject: "s") { __typename } }';
+    const literal = await gql(app, register);
     expect(literal.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'name' });
-    expect(literal.errors?.[0]?.message).toBe('Invalid value for argument "name": text must not contain U+0000 (NUL), found at index 1');
-    const byDefault = await gql(app, 'mutation ($r: String = "x\\u0000") { disableWebhookEndpoint(id: "1", reason: $r) { __typename } }');
+    expect(literal.errors?.[0]?.message).toBe(
+      'Invalid value for argument "name": text must not contain U+0000 (NUL), found at index 1',
+    );
+    const disable = 'mutation ($r: String = "x\\u0000") { disableWebhookEndpoint(id: "1", reason: $r) { __typename } }';
+    const byDefault = await gql(app, disable);
     expect(byDefault.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'reason' });
-    const surrogate = await gql(app, 'query ($c: String) { communityMembershipChangePage(after: $c) { __typename } }', { c: 'ab\udc00' });
-    expect(surrogate.errors?.[0]?.message).toBe('Invalid value for argument "after": text must be well-formed Unicode: lone surrogate U+DC00 at index 2');
+    const page = 'query ($c: String) { communityMembershipChangePage(after: $c) { __typename } }';
+    const surrogate = await gql(app, page, { c: 'ab\udc00' });
+    expect(surrogate.errors?.[0]?.message).toBe(
+      'Invalid value for argument "after": text must be well-formed Unicode: lone surrogate U+DC00 at index 2',
+    );
   });
 });
