@@ -261,6 +261,19 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
     expect(await count()).toBe(before + 1);
   });
 
+  it('a variable nested deeper than any call stack is refused as input, not a crash', async () => {
+    const depth = 200_000;
+    const body = `{"query":"mutation ($r: String!) { disableWebhookEndpoint(id: \\"1\\", reason: $r) { __typename } }",`
+      + `"variables":{"r":${'['.repeat(depth)}"x\\u0000"${']'.repeat(depth)}}}`;
+    const response = await fetch(app.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${await token('1', SCOPES)}` },
+      body,
+    });
+    const { errors } = (await response.json()) as { errors: Problem[] };
+    expect({ status: response.status, code: errors[0]?.extensions?.code }).toEqual({ status: 200, code: 'BAD_USER_INPUT' });
+  });
+
   it('literals too, also through a variable default; the message says what and where', async () => {
     const register = 'mutation { registerDownstreamProcessor(name: "a\\u0000b", subject: "s") { __typename } }';
     const literal = await gql(app, register);

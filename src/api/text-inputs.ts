@@ -44,23 +44,40 @@ export interface BadText {
 
 /** The first bad text in a raw JSON value (a variable as sent), with its path inside the value. */
 export function badTextInValue(value: unknown, path = ''): { path: string; message: string } | null {
-  if (typeof value === 'string') {
-    const message = textProblem(value);
-    return message === null ? null : { path, message };
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = badTextInValue(value[i], `${path}[${i}]`);
-      if (found) return found;
+  // A loop, not recursion: JSON.parse takes any depth, and a variable nested deeper than the call
+  // stack must be refused as input (by coercion), not crash the walk.
+  const stack: Step[] = [{ value, key: null, parent: null }];
+  for (let step = stack.pop(); step; step = stack.pop()) {
+    const current = step.value;
+    if (typeof current === 'string') {
+      const message = textProblem(current);
+      if (message !== null) return { path: path + pathOf(step), message };
+    } else if (Array.isArray(current)) {
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], key: i, parent: step });
+    } else if (typeof current === 'object' && current !== null) {
+      const entries = Object.entries(current);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, inner] = entries[i]!;
+        stack.push({ value: inner, key, parent: step });
+      }
     }
-    return null;
-  }
-  for (const key in value) {
-    const found = badTextInValue((value as Record<string, unknown>)[key], `${path}.${key}`);
-    if (found) return found;
   }
   return null;
+}
+
+/** One value inside a variable, and how it was reached (to name its path only when it is bad). */
+interface Step {
+  value: unknown;
+  key: string | number | null;
+  parent: Step | null;
+}
+
+function pathOf(step: Step): string {
+  let path = '';
+  for (let at: Step | null = step; at?.key != null; at = at.parent) {
+    path = (typeof at.key === 'number' ? `[${at.key}]` : `.${at.key}`) + path;
+  }
+  return path;
 }
 
 /** Every argument value of an operation (and of the fragments of its document) with its path. */
