@@ -160,6 +160,30 @@ describe('authorization matrix', () => {
   });
 });
 
+describe('issued in the future', () => {
+  it('refuses a token whose iat is beyond the clock tolerance, and writes nothing; accepts one within it', async () => {
+    const sign = (iat: number) =>
+      new SignJWT({ sub: SELF, scope: 'community:admin' })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setIssuedAt(iat)
+        .setExpirationTime('1h')
+        .sign(Buffer.from(TEST_SECRET));
+    const now = Math.floor(Date.now() / 1000);
+    const before = await rowCounts(db);
+    for (const ahead of [365 * 86400, 3600, 120]) {
+      const bearer = await sign(now + ahead);
+      const { errors } = await gql(app, 'mutation { leaveCommunityLayer { status } }', undefined, bearer);
+      expect(errors?.map((error) => error.extensions?.code)).toEqual(['UNAUTHENTICATED']);
+      expect(errors?.[0]?.message).toBe(
+        "Not authenticated: the token's iat is in the future (more than 30 s ahead of this server's clock).",
+      );
+    }
+    expect(await rowCounts(db)).toEqual(before);
+    const slightlyAhead = await gql(app, '{ communityLayerStatus { userId } }', undefined, await sign(now + 10));
+    expect(slightlyAhead.data?.communityLayerStatus).toEqual({ userId: SELF });
+  });
+});
+
 describe('issuer, audience and public keys', () => {
   it('checks iss and aud when configured', async () => {
     const strict = await startApp(databaseUrl, { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'community-layer' }, { membershipSync: false });

@@ -1,8 +1,9 @@
-import { GraphQLError, type ASTNode, type DocumentNode } from 'graphql';
+import { getOperationAST, GraphQLError, type ASTNode, type DocumentNode, type ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { argumentPaths, fieldNamedIn, isArgumentValue, variableArguments } from './argument-paths.js';
 import { coerceItemByItem, type PerItemCoercion } from './per-item-coercion.js';
 import { ScalarInputError } from './scalars.js';
+import { badTextIn } from './text-inputs.js';
 
 /**
  * Every input problem has one shape: `extensions.code: BAD_USER_INPUT` and `extensions.argument`,
@@ -13,19 +14,24 @@ import { ScalarInputError } from './scalars.js';
  *   application/graphql-response+json, like parse and validation errors (`http.spec`);
  * - literals that fail validation (a bad scalar, enum value or input field), which graphql-js
  *   reports without a code;
+ * - text that cannot be stored as sent (NUL, lone surrogates) in any argument (text-inputs.ts),
+ *   refused here before anything executes, for queries, mutations and subscriptions alike;
  * - the server's own checks (signal-validation.ts), which build the shape themselves.
  * A batch asking for invalid items one by one (`invalid: SKIP`, `validateSignals`) has its list
  * variable coerced item by item first (per-item-coercion.ts): those items never fail the call.
  */
 export function useInputErrorCodes(): Plugin<PerItemCoercion> {
   return {
-    onExecute: ({ args, extendContext }) => {
+    onExecute: ({ args, extendContext, setResultAndStopExecution }) => {
       const perItem = coerceItemByItem(args.schema, args.document, args.operationName, args.variableValues);
       if (perItem) {
         // The same args object reaches the later plugins (limits measure the kept items) and the executor.
         args.variableValues = perItem.variables;
         extendContext({ refusedItems: perItem.refusedItems });
       }
+      // After per-item coercion, which takes a batch's items with bad text out one by one.
+      const badText = textError(args);
+      if (badText) return void setResultAndStopExecution({ errors: [badText] });
       return {
         onExecuteDone: ({ result, setResult }) => {
           if (!('errors' in result) || !result.errors || result.data !== undefined) return;
@@ -33,6 +39,10 @@ export function useInputErrorCodes(): Plugin<PerItemCoercion> {
           setResult({ ...result, errors: result.errors.map((error) => (needsShape(error) ? variableError(error, variables) : error)) });
         },
       };
+    },
+    onSubscribe: ({ args, setResultAndStopExecution }) => {
+      const badText = textError(args);
+      if (badText) setResultAndStopExecution({ errors: [badText] });
     },
     onValidate: ({ params }) =>
       ({ result, setResult }) => {
@@ -42,6 +52,12 @@ export function useInputErrorCodes(): Plugin<PerItemCoercion> {
         setResult(result.map((error) => (isLiteralInputError(error) ? literalError(error, paths) : error)));
       },
   };
+}
+
+function textError(args: ExecutionArgs): GraphQLError | null {
+  const operation = getOperationAST(args.document, args.operationName);
+  const bad = operation && badTextIn(args.document, operation, args.variableValues);
+  return bad ? inputError(new GraphQLError(bad.message, { nodes: bad.node }), bad.argument) : null;
 }
 
 const VARIABLE_PROBLEM = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" (?:got invalid value .*? at "\1((?:\[\d+\]|\.[_A-Za-z][_0-9A-Za-z]*)*)";|)/s;

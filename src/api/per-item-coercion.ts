@@ -16,11 +16,13 @@ import {
 import { coercesToItself, createCoercionMemo } from '../graphql/limits/coerced-variables.js';
 import { fieldNamedIn } from './argument-paths.js';
 import type { InvalidSignal } from './signal-validation.js';
+import { badTextInValue } from './text-inputs.js';
 
 /**
  * GraphQL coerces variables before anything resolves, and one item that fails (a date that does
  * not exist, a number out of range, an unknown enum value) refuses the whole call. A batch that
- * asked for `invalid: SKIP` (and `validateSignals`) wants each invalid signal as one item instead:
+ * asked for `invalid: SKIP` (and `validateSignals`) wants each invalid signal as one item instead
+ * (so does an item holding text that cannot be stored, which would refuse the call otherwise):
  * so its list variable is coerced item by item first, the items that fail are taken out (and the
  * rest executes, limits measured on it), and the resolver puts them back as InvalidSignals.
  */
@@ -64,7 +66,9 @@ export function coerceItemByItem(
     value.forEach((item: unknown, index) => {
       // Most items are already what coercion makes of them (checked without allocating): only the
       // others pay for a full coercion, which names the problem.
-      const problem = coercesToItself(item, list.ofType as GraphQLInputType, memo) ? null : firstProblem(item, list.ofType as GraphQLInputType);
+      const type = list.ofType as GraphQLInputType;
+      // Text that cannot be stored as sent (text-inputs.ts) is one more problem of the item.
+      const problem = (coercesToItself(item, type, memo) ? null : firstProblem(item, type)) ?? badTextInValue(item);
       if (problem === null) return void items.kept.push(index);
       const argument = `${LIST_ARGUMENT}[${index}]${problem.path}`;
       items.refused.push({ index, argument, code: 'BAD_USER_INPUT', message: `Invalid value for argument "${argument}": ${problem.message}` });

@@ -37,7 +37,7 @@ const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
 
 /**
  * Verifies `Authorization: Bearer <jwt>` against the key source with its algorithms only (so
- * `alg: none` and algorithm confusion are refused), exp/nbf with a small tolerance, iss/aud when
+ * `alg: none` and algorithm confusion are refused), exp/nbf/iat with a small tolerance, iss/aud when
  * configured, then maps the claims to a Viewer.
  *
  * Verified tokens are remembered (keyed by the whole token, signature included) for up to a minute,
@@ -84,6 +84,7 @@ export class Authenticator {
         ...(this.rules.audience && this.rules.audienceClaim === 'aud' ? { audience: this.rules.audience } : {}),
       });
       this.checkAudienceClaim(payload);
+      checkIssuedAt(payload);
       this.checkLifetime(payload);
       const viewer = viewerFromClaims(payload, this.rules);
       const expiresAt = typeof payload.exp === 'number' ? payload.exp * 1000 : null;
@@ -125,6 +126,16 @@ export class Authenticator {
     const until = Math.min(Date.now() + CACHE_SECONDS * 1000, entry.expiresAt ?? Infinity);
     this.verified.set(authorization, { ...entry, until });
   }
+}
+
+/**
+ * A token issued in the future was minted by a wrong clock or to outlive a revocation. jose checks
+ * `iat` only together with `maxTokenAge` (which would also require the claim), so it is checked here.
+ */
+function checkIssuedAt(payload: JWTPayload): void {
+  if (typeof payload.iat !== 'number' || payload.iat <= Date.now() / 1000 + CLOCK_TOLERANCE_SECONDS) return;
+  const ahead = `more than ${CLOCK_TOLERANCE_SECONDS} s ahead of this server's clock`;
+  throw new ClaimError(`the token's iat is in the future (${ahead})`);
 }
 
 function formatDuration(ms: number): string {

@@ -3,13 +3,14 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { context } from '@opentelemetry/api';
-import { overloaded } from '../graphql/errors.js';
-import { errorResponse } from '../graphql/public-result.js';
+import type { GraphQLError } from 'graphql';
+import { overloaded, retryLater } from '../graphql/errors.js';
 import { withTimeout } from '../util/with-timeout.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import type { BulkAdmission } from './bulk-admission.js';
 import type { EarlyRefusal } from './fair-share-door.js';
+import { answerClientErrors, refusal, sendRefusal, writeRefusal } from './refusals.js';
 import type { StreamTokens } from './stream-tokens.js';
 import type { RequestObserver } from './request-observer.js';
 import type { GraphQLWebSocket } from './websocket.js';
@@ -71,10 +72,11 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     res.once('close', () => options.onResponse(res.statusCode));
     const observed = options.observe(req, res, requestId, path);
     if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
-      return void options.pages(path, req, res).then((served) => served || sendJson(res, 404, { error: 'not found' }));
+      const notFound = () => sendRefusal(res, req.headers.accept, refusal(404, 'NOT_FOUND', 'Not found.'));
+      return void options.pages(path, req, res).then((served) => served || notFound());
     }
-    const refusal = bodyRefusal(req, options.bodyLimitBytes);
-    if (refusal) return sendJson(res, refusal.status, { errors: [{ message: refusal.message }] });
+    const refused = bodyRefusal(req, options.bodyLimitBytes, requestId);
+    if (refused) return sendRefusal(res, req.headers.accept, refused);
     if (path === GRAPHQL_ENDPOINT && options.refuseEarly?.(req, res, requestId, observed.record)) return;
     // In the request's own trace context even when the door lets it in later, from another request's turn.
     // A bulk request comes back with its body read (`received`): Yoga reads that one.
@@ -87,10 +89,12 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
   });
   server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '/').split('?')[0];
-    const refusal = path !== GRAPHQL_ENDPOINT ? '404 Not Found' : options.isShuttingDown() ? '503 Service Unavailable' : null;
-    if (!refusal) return options.webSocket.handleUpgrade(req, socket, head);
-    socket.end(`HTTP/1.1 ${refusal}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    const refused =
+      path !== GRAPHQL_ENDPOINT ? refusal(404, 'NOT_FOUND', 'Not found.') : options.isShuttingDown() ? stopping(options) : null;
+    if (!refused) return options.webSocket.handleUpgrade(req, socket, head);
+    writeRefusal(socket, req.headers.accept, refused);
   });
+  answerClientErrors(server);
   return server;
 }
 
@@ -111,38 +115,40 @@ async function admitBulk(
   const { viewer, problem } = reserved ? { viewer: true, problem: null } : await options.authenticator.authenticate(credential);
   if (!viewer) {
     res.setHeader('connection', 'close');
-    return sendJson(res, 401, { errors: [{ message: `Not authenticated: ${problem}.`, extensions: { code: 'UNAUTHENTICATED', requestId } }] });
+    const message = `Not authenticated: ${problem}.`;
+    return sendRefusal(res, req.headers.accept, refusal(401, 'UNAUTHENTICATED', message, { requestId }));
   }
   options.bulkAdmission.admit(req, res, { address: req.socket.remoteAddress ?? '', credential: credential! }, {
     enter,
     refuse: () => {
       options.overloaded.onRefused();
-      refuseOverloaded(res, options.overloaded.retryAfterSeconds, requestId);
+      sendRefusal(res, req.headers.accept, overloaded(options.overloaded.retryAfterSeconds, requestId));
     },
     timeOut: () => {
       res.setHeader('connection', 'close');
-      sendJson(res, 408, { errors: [{ message: 'The request body did not arrive in time.', extensions: { code: 'REQUEST_TIMEOUT', requestId } }] });
+      const message = 'The request body did not arrive in time.';
+      sendRefusal(res, req.headers.accept, refusal(408, 'REQUEST_TIMEOUT', message, { requestId }));
       req.socket.destroySoon();
     },
   });
 }
 
 /** Bodies are refused before they are read: too large, or of unknown length (chunked). */
-function bodyRefusal(req: http.IncomingMessage, limit: number): { status: number; message: string } | null {
+function bodyRefusal(req: http.IncomingMessage, limit: number, requestId: string): GraphQLError | null {
   if (req.method !== 'POST') return null;
   const length = req.headers['content-length'];
-  if (length === undefined) return { status: 411, message: 'POST bodies need a Content-Length' };
+  if (length === undefined) return refusal(411, 'LENGTH_REQUIRED', 'POST bodies need a Content-Length.', { requestId });
   if (!/^\d+$/.test(length) || Number(length) > limit) {
-    return { status: 413, message: `request body over the ${limit}-byte limit` };
+    const message = `The request body is over the ${limit}-byte limit.`;
+    return refusal(413, 'PAYLOAD_TOO_LARGE', message, { requestId, limitBytes: limit });
   }
   return null;
 }
 
-/** The same answer the GraphQL layer gives when the signal queue is full, before Yoga sees the request. */
-function refuseOverloaded(res: http.ServerResponse, retryAfterSeconds: number, requestId: string): void {
-  const { status, headers, body } = errorResponse(overloaded(retryAfterSeconds, requestId));
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'cache-control': 'no-store' });
-  res.end(body);
+/** A WebSocket upgrade while this instance stops: another instance takes it (the SHUTTING_DOWN of streams). */
+function stopping(options: HttpServerOptions): GraphQLError {
+  const { retryAfterSeconds } = options.overloaded;
+  return retryLater('SHUTTING_DOWN', 'This instance is stopping; connect again.', { retryAfterSeconds });
 }
 
 const PROBE_TIMEOUT_MS = 2_000;
