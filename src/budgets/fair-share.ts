@@ -105,6 +105,23 @@ export class FairShare {
     return refusal(entry, cost, this.reachable, instances, now);
   }
 
+  /**
+   * Spends `cost` points whatever the bucket holds: for what is never refused (a leave). Beyond the
+   * bucket the points are owed (a debt of at most one bucket), so they hold back the caller's other
+   * operations as if the bucket had had them. `over`: the bucket did not have them.
+   */
+  spend(key: string, budget: Budget, cost: number, now = Date.now()): { state: BucketState; over: boolean } {
+    const decision = this.take(key, budget, cost, now);
+    if (decision.admitted) return { state: decision.state, over: false };
+    const entry = this.entries.get(key)!;
+    const shortfall = cost - entry.lease;
+    entry.lease = 0;
+    entry.owed = Math.max(entry.owed, Math.min(budget.capacity, entry.owed + shortfall));
+    entry.alone = 0;
+    this.schedule(key);
+    return { state: bucketState(entry, this.reachable, this.options.instances, now), over: true };
+  }
+
   /** The bucket as this instance sees it, spending nothing (for an answer refused before any charge). */
   state(key: string, budget: Budget, now = Date.now()): BucketState {
     return stateOf(this.entries.get(key), budget, this.reachable, this.options.instances, now);
