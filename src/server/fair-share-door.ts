@@ -66,7 +66,7 @@ export function fairShareDoor(config: AppConfig, fairShare: FairShare, authentic
     // Nobody is refused lately: nothing to look up (this is every request but a flood's).
     if (!fairShare.refusing) return false;
     if (req.method !== 'POST' && req.method !== 'GET') return false;
-    // A stream (SSE, multipart) is refused by Yoga, in the stream's own form; it is charged once, when it opens.
+    // A stream (SSE, multipart) is refused by Yoga, in the stream's own form (it pays per event: useFairShare).
     if (STREAMS.test(req.headers.accept ?? '')) return false;
     const viewer = authenticator.peek(req.headers.authorization ?? null);
     if (viewer === undefined) return false;

@@ -12,9 +12,13 @@ import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
 import { membershipChanges, operationCharge } from './fair-share-charge.js';
 import { LeaveLine } from './leave-line.js';
+import { paidStream } from './paid-stream.js';
 import type { RequestRecord } from './request-observer.js';
 
 type Context = GraphQLContext & { req?: http.IncomingMessage; request?: Request };
+/** A stream past its budget asks again no sooner than this (a lease may arrive meanwhile). */
+const MIN_PAUSE_MS = 20;
+
 type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>>, void | Promise<unknown>>;
 
 /**
@@ -102,7 +106,23 @@ export function useFairShare(
     },
     onSubscribe({ args, setResultAndStopExecution }) {
       const charged = charge(args);
-      if (charged !== null && !(charged instanceof Promise)) setResultAndStopExecution(charged);
+      if (charged !== null && !(charged instanceof Promise)) return setResultAndStopExecution(charged);
+      // Every event after the first costs what the subscription cost to open: replayed history and live alike.
+      const context = args.contextValue as Context;
+      const note = context.rateLimit;
+      if (!note) return;
+      const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown');
+      const pay = () => {
+        const decision = fairShare.take(principal.key, principal.budget, note.cost);
+        if (!decision.admitted) return Math.max(MIN_PAUSE_MS, ((note.cost - decision.state.currentlyAvailable) / decision.state.restoreRate) * 1000);
+        metrics.fairShare.admitted(principal.class, note.cost);
+        return 0;
+      };
+      return {
+        onSubscribeResult({ result, setResult }) {
+          if (Symbol.asyncIterator in result) setResult(paidStream(result, pay));
+        },
+      };
     },
     // Synchronous for a charged operation (every request but a refused one's): a promise here makes the
     // whole response path asynchronous. A single operation's context is the server context Yoga was
