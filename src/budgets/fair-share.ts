@@ -15,6 +15,8 @@ export type { BucketState, Decision } from './budget-entry.js';
 const SWEEP_MS = 250;
 /** How often buckets idle past their refill are deleted (forgetAfterSeconds): rows stay a minute at most past it. */
 const FORGET_EVERY_MS = 10_000;
+/** takeWhenAvailable asks again no sooner than this (a lease may arrive meanwhile). */
+const MIN_WAIT_MS = 20;
 
 export interface FairShareOptions {
   store: LeaseStore;
@@ -110,20 +112,18 @@ export class FairShare {
   }
 
   /**
-   * Spends `cost` points whatever the bucket holds: for what is never refused (a leave). Beyond the
-   * bucket the points are owed (a debt of at most one bucket), so they hold back the caller's other
-   * operations as if the bucket had had them. `over`: the bucket did not have them.
+   * Spends `cost` points once the bucket holds them, waiting for its refill meanwhile: for what is
+   * never refused (a leave), so it is never free either. At most what one instance may spend alone
+   * (a bucket / instances) is asked, so the wait ends even for an operation larger than the bucket.
    */
-  spend(key: string, budget: Budget, cost: number, now = Date.now()): { state: BucketState; over: boolean } {
-    const decision = this.take(key, budget, cost, now);
-    if (decision.admitted) return { state: decision.state, over: false };
-    const entry = this.entries.get(key)!;
-    const shortfall = cost - entry.lease;
-    entry.lease = 0;
-    entry.owed = Math.max(entry.owed, Math.min(budget.capacity, entry.owed + shortfall));
-    entry.alone = 0;
-    this.schedule(key);
-    return { state: bucketState(entry, this.reachable, this.options.instances, now), over: true };
+  async takeWhenAvailable(key: string, budget: Budget, cost: number): Promise<BucketState> {
+    const charge = Math.min(cost, Math.max(1, Math.floor(budget.capacity / this.options.instances)));
+    for (;;) {
+      const decision = this.take(key, budget, charge);
+      if (decision.admitted) return decision.state;
+      const missing = Math.max(1, charge - decision.state.currentlyAvailable);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_WAIT_MS, (missing / budget.rate) * 1000)));
+    }
   }
 
   /** The bucket as this instance sees it, spending nothing (for an answer refused before any charge). */

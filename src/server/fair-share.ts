@@ -25,7 +25,7 @@ type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>
  * Fair share at the GraphQL layer: every operation (a subscription when it opens) spends its
  * charge from its caller's budget before it executes, and rejoins spend from the rejoining user's
  * own limit; a refusal is HTTP 429 RATE_LIMITED with Retry-After, nothing executed. An operation
- * made only of leaves is never refused: it spends what the budget has and owes the rest.
+ * made only of leaves is never refused: past the budget it waits for the points, one leave at a time.
  * Every response tells the budget (`RateLimit-Policy`, `RateLimit`, `extensions.cost`): one
  * refused before it executes (a parse or validation error, a bad token) tells its caller's bucket
  * as it stands, nothing spent.
@@ -51,10 +51,15 @@ export function useFairShare(
     const changes = membershipChanges(args, context.viewer?.userId ?? null);
     if (changes.leavesOnly) {
       // Never refused, by any budget or limit: a leave only ever reduces what the service does for a user.
-      const { state, over } = fairShare.spend(principal.key, principal.budget, cost);
-      context.rateLimit = { principalClass: principal.class, cost, admitted: true, state };
+      const decision = fairShare.take(principal.key, principal.budget, cost);
+      context.rateLimit = { principalClass: principal.class, cost, admitted: true, state: decision.state };
       metrics.fairShare.admitted(principal.class, cost);
-      return over ? leaveLine.join(principal.key) : null;
+      if (decision.admitted) return null;
+      // Past the budget it waits its turn behind the caller's other leaves, then for the points.
+      return leaveLine.join(principal.key).then(async (done) => {
+        context.rateLimit!.state = await fairShare.takeWhenAvailable(principal.key, principal.budget, cost);
+        return done;
+      });
     }
     let decision = fairShare.take(principal.key, principal.budget, cost);
     let limit = 'budget';
@@ -96,7 +101,7 @@ export function useFairShare(
       const charged = charge(args);
       if (charged === null) return ADD_COST_EXTENSION;
       if (!(charged instanceof Promise)) return setResultAndStopExecution(charged);
-      // A leave past the budget waits for the caller's leave before it, then says when it is done.
+      // A leave past the budget has waited its turn and its points; it says when it is done.
       return charged.then((done) => ({
         onExecuteDone(payload) {
           done();

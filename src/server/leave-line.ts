@@ -3,9 +3,10 @@ const LONGEST_WAIT_MS = 10_000;
 
 /**
  * Leaves are never refused, so a caller past its budget who keeps leaving must not get more of the
- * server for it: its leaves beyond the budget run one after another (per caller and instance), each
- * waiting for the one before. One at a time costs a person nothing (a leave takes milliseconds) and
- * holds a flood of leaves to one database call at a time.
+ * server for it: its leaves beyond the budget wait in line (per caller and instance), each for the
+ * one before and then for its points (FairShare.takeWhenAvailable). So a flood of leaves gets the
+ * budget's rate and one timer, and a person whose budget was spent waits for one leave's points
+ * (55 ms with the default user budget).
  */
 export class LeaveLine {
   private readonly tails = new Map<string, Promise<void>>();
