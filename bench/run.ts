@@ -20,6 +20,7 @@ import { purge } from './cases/purge.js';
 import { restore } from './cases/restore.js';
 import { sender } from './cases/sender.js';
 import { singleSignal } from './cases/single-signal.js';
+import { streamCharging } from './cases/stream-charging.js';
 import { tokenVerification } from './cases/token-verification.js';
 import { tracingCost } from './cases/tracing-cost.js';
 import { startCluster } from './cluster.js';
@@ -95,6 +96,7 @@ const CASES: readonly Case[] = [
   downstream,
   webhookLanes,
   fairShare,
+  streamCharging,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';
