@@ -17,6 +17,7 @@ import { processPropagation } from './cases/process-propagation.js';
 import { processThroughput } from './cases/process-throughput.js';
 import { propagation } from './cases/propagation.js';
 import { purge } from './cases/purge.js';
+import { refusalCost } from './cases/refusal-cost.js';
 import { restore } from './cases/restore.js';
 import { sender } from './cases/sender.js';
 import { singleSignal } from './cases/single-signal.js';
@@ -97,6 +98,7 @@ const CASES: readonly Case[] = [
   webhookLanes,
   fairShare,
   streamCharging,
+  refusalCost,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

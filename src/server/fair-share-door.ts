@@ -38,9 +38,10 @@ const BODY_TIMEOUT_MS = 5_000;
  * Only callers refused lately (or whose last point is spent), with a token verified lately (or
  * none), and not even one point back, and not for streams; everyone else goes through Yoga, where fair share charges the operation's cost (useFairShare).
  *
- * A leave is never refused, here either: a refused caller's small body (up to BULK_REQUEST_BYTES,
- * which a leave always is) is read, which the socket does anyway, and scanned, not parsed; one that
- * names `leaveCommunityLayer` or a persisted document goes on to Yoga. A bulk body is refused unread.
+ * A leave is never refused, here either: the small body (up to BULK_REQUEST_BYTES, which a leave
+ * always is) of a refused user or admin, who may leave, is read, which the socket does anyway, and
+ * scanned, not parsed; one that names `leaveCommunityLayer` or a persisted document goes on to
+ * Yoga. A bulk body, or anyone else's (anonymous, a service), is refused unread.
  */
 export function fairShareDoor(config: AppConfig, fairShare: FairShare, authenticator: Pick<Authenticator, 'peek'>, metrics: Metrics): EarlyRefusal {
   const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
@@ -73,8 +74,10 @@ export function fairShareDoor(config: AppConfig, fairShare: FairShare, authentic
     const principal = principalOf(viewer, req.socket.remoteAddress ?? 'unknown');
     const refusal = fairShare.refusedAgain(principal.key);
     if (!refusal) return false;
+    // Only a user (for themselves) or an admin may leave: anyone else's body is never worth reading.
+    const mayLeave = principal.class === 'user' || principal.class === 'admin';
     const smallBody = req.method === 'POST' && Number(req.headers['content-length']) <= config.bulk.requestBytes;
-    if (!smallBody) {
+    if (!mayLeave || !smallBody) {
       refuse(res, requestId, record, principal, refusal);
       return true;
     }
