@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { metric, startCluster, token, type Cluster } from './support/harness.js';
+import { eventually, metric, startCluster, token, type Cluster } from './support/harness.js';
 import { subscribe } from './support/sse.js';
 
 /** A feed reader with a bucket of 30 points refilled at 30 a second; users with 20 at 1 a second. */
@@ -28,6 +28,18 @@ afterAll(async () => {
   await app?.stop();
   await cluster?.stop();
 });
+
+/** Opens the change feed from the start, as a client does: again after Retry-After while refused 429. */
+async function openFeed(bearer: string) {
+  let stream = await subscribe(app, CHANGES, { after: null }, bearer);
+  await eventually(async () => {
+    if (stream.status !== 429) return true;
+    stream.close();
+    stream = await subscribe(app, CHANGES, { after: null }, bearer);
+    return false;
+  }, 30_000);
+  return stream;
+}
 
 async function post(bearer: string, query: string, variables?: Record<string, unknown>) {
   const response = await fetch(app.url, {
@@ -62,7 +74,7 @@ describe('a subscription pays for what it delivers', () => {
     const bearer = await token('stream-reader', 'community:feed', '1h');
     const spend = async () => {
       const before = await metric(app, 'community_fair_share_admitted_cost_total', { class: 'service' });
-      const stream = await subscribe(app, CHANGES, { after: null }, bearer);
+      const stream = await openFeed(bearer);
       for (let i = 0; i < 40; i++) expect((await stream.next())?.event).toBe('next');
       stream.close();
       return (await metric(app, 'community_fair_share_admitted_cost_total', { class: 'service' })) - before;
@@ -78,7 +90,7 @@ describe('a subscription pays for what it delivers', () => {
     expect(page.data!['communityMembershipChangePage'].changes).toHaveLength(20);
     // The stream reader, its bucket emptied by a stream of 30 events, is refused its next page at once.
     const bearer = await token('stream-reader', 'community:feed', '1h');
-    const stream = await subscribe(app, CHANGES, { after: null }, bearer);
+    const stream = await openFeed(bearer);
     for (let i = 0; i < 31; i++) expect((await stream.next())?.event).toBe('next');
     const refused = await post(bearer, '{ communityMembershipChangePage(first: 20) { changes { cursor } } }');
     stream.close();
