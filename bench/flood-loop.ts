@@ -8,8 +8,8 @@ const CHANGE_POINTS = 11;
 
 /**
  * One credential flooding the service, open loop, round robin over `urls`: each tenth of a second,
- * half its points in single signals, 40% in batches, 10% in leaves and rejoins. Runs in the child
- * of flood.ts.
+ * half its points in single signals, 40% in batches, 10% in leaves and rejoins (or single signals
+ * only). Runs in the child of flood.ts.
  */
 function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
@@ -17,7 +17,8 @@ function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
   const perTick = options.pointsPerSec / 10;
   let flips = 0;
   const signal = (i: number) => ({ userId: options.userId, itemId: `flood-${i % 100}`, kind: 'VIEW' });
-  const kinds = [
+  const single = { points: 1, change: false, body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }) };
+  const kinds = options.singlesOnly ? Array.from({ length: Math.round(perTick) }, () => single) : [
     ...Array.from({ length: Math.round(perTick * 0.5) }, () => ({ points: 1, change: false, body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }) })),
     ...Array.from({ length: Math.max(1, Math.round((perTick * 0.4) / options.batchSize)) }, () => ({
       points: options.batchSize,

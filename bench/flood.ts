@@ -8,6 +8,8 @@ export interface FloodOptions {
   /** Points a second the flood asks for (a single signal and a leave or rejoin cost 1, a batch of n signals n). */
   pointsPerSec: number;
   batchSize: number;
+  /** Single signals only (no batches, no leaves or rejoins): a flood refused whole once its budget is spent. */
+  singlesOnly?: boolean;
 }
 
 export interface FloodResult {

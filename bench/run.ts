@@ -18,9 +18,11 @@ import { processPropagation } from './cases/process-propagation.js';
 import { processThroughput } from './cases/process-throughput.js';
 import { propagation } from './cases/propagation.js';
 import { purge } from './cases/purge.js';
+import { refusalCost } from './cases/refusal-cost.js';
 import { restore } from './cases/restore.js';
 import { sender } from './cases/sender.js';
 import { singleSignal } from './cases/single-signal.js';
+import { streamCharging } from './cases/stream-charging.js';
 import { tokenVerification } from './cases/token-verification.js';
 import { tracingCost } from './cases/tracing-cost.js';
 import { startCluster } from './cluster.js';
@@ -97,6 +99,8 @@ const CASES: readonly Case[] = [
   webhookLanes,
   webhookIsolation,
   fairShare,
+  streamCharging,
+  refusalCost,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

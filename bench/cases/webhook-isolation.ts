@@ -8,9 +8,9 @@ import { ms } from '../format.js';
 import { summarize } from '../stats.js';
 
 const NEIGHBOURS = {
-  hanging: '23. webhook isolation: healthy endpoint delivery p99, beside 8 endpoints hanging from their first attempt vs alone',
-  flapping: '23. webhook isolation: healthy endpoint delivery p99, beside 4 endpoints alternately answering 200 and hanging vs alone',
-  endless: '23. webhook isolation: healthy endpoint delivery p99, beside an endpoint answering 200 with an endless body vs alone',
+  hanging: '25. webhook isolation: healthy endpoint delivery p99, beside 8 endpoints hanging from their first attempt vs alone',
+  flapping: '25. webhook isolation: healthy endpoint delivery p99, beside 4 endpoints alternately answering 200 and hanging vs alone',
+  endless: '25. webhook isolation: healthy endpoint delivery p99, beside an endpoint answering 200 with an endless body vs alone',
 } as const;
 type Neighbour = keyof typeof NEIGHBOURS;
 const PATHS: Record<Neighbour, string[]> = {

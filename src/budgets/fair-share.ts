@@ -2,6 +2,9 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/schema.js';
 import type { Budget } from '../config/groups/fair-share.js';
+import type { AppConfig } from '../config/config.js';
+import { fairShareConfig } from './fair-share-config.js';
+import { forgetAfterSeconds } from './principal.js';
 import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, stateOf, doorAvailable } from './budget-entry.js';
 import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
 import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
@@ -10,9 +13,10 @@ export type { BucketState, Decision } from './budget-entry.js';
 
 /** How often idle leases are returned and, while the store is unreachable, it is tried again. */
 const SWEEP_MS = 250;
-/** Buckets idle this long are deleted (every 10 minutes): longer than any takes to refill (a day at most). */
-const FORGET_AFTER_SECONDS = 2 * 86_400;
-const FORGET_EVERY_MS = 600_000;
+/** How often buckets idle past their refill are deleted (forgetAfterSeconds): rows stay a minute at most past it. */
+const FORGET_EVERY_MS = 10_000;
+/** takeWhenAvailable asks again no sooner than this (a lease may arrive meanwhile). */
+const MIN_WAIT_MS = 20;
 
 export interface FairShareOptions {
   store: LeaseStore;
@@ -20,6 +24,8 @@ export interface FairShareOptions {
   instances: number;
   /** How long lease requests are gathered before one round trip asks for them all. */
   syncMs: number;
+  /** How long buckets idle under each key prefix are kept (forgetAfterSeconds). */
+  forget: ReadonlyArray<{ prefix: string; idleSeconds: number }>;
   logger: Logger;
 }
 
@@ -59,7 +65,7 @@ export class FairShare {
   start(): void {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
     // Unreachable now and then is fine: the next round deletes what this one left.
-    this.forgetter = setInterval(() => void this.options.store.forgetIdle(FORGET_AFTER_SECONDS).catch(() => undefined), FORGET_EVERY_MS).unref();
+    this.forgetter = setInterval(() => void this.options.store.forgetIdle(this.options.forget).catch(() => undefined), FORGET_EVERY_MS).unref();
   }
 
   /** Gives back every lease held (best effort: an unreachable store refills them by itself). */
@@ -103,6 +109,21 @@ export class FairShare {
     }
     this.setDry(entry, true);
     return refusal(entry, cost, this.reachable, instances, now);
+  }
+
+  /**
+   * Spends `cost` points once the bucket holds them, waiting for its refill meanwhile: for what is
+   * never refused (a leave), so it is never free either. At most what one instance may spend alone
+   * (a bucket / instances) is asked, so the wait ends even for an operation larger than the bucket.
+   */
+  async takeWhenAvailable(key: string, budget: Budget, cost: number): Promise<BucketState> {
+    const charge = Math.min(cost, Math.max(1, Math.floor(budget.capacity / this.options.instances)));
+    for (;;) {
+      const decision = this.take(key, budget, charge);
+      if (decision.admitted) return decision.state;
+      const missing = Math.max(1, charge - decision.state.currentlyAvailable);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_WAIT_MS, (missing / budget.rate) * 1000)));
+    }
   }
 
   /** The bucket as this instance sees it, spending nothing (for an answer refused before any charge). */
@@ -209,6 +230,7 @@ export class FairShare {
 }
 
 /** The limiter of one instance, its buckets in `db` (the composition root's one line). */
-export function createFairShare(db: Kysely<Database>, logger: Logger, config: { instances: number; syncMs: number }): FairShare {
-  return new FairShare({ store: leaseStore(db), logger, instances: config.instances, syncMs: config.syncMs });
+export function createFairShare(db: Kysely<Database>, logger: Logger, config: AppConfig['fairShare']): FairShare {
+  const forget = forgetAfterSeconds(fairShareConfig(config, ''));
+  return new FairShare({ store: leaseStore(db), logger, instances: config.instances, syncMs: config.syncMs, forget });
 }

@@ -21,8 +21,8 @@ export interface LeaseGrant {
 
 export interface LeaseStore {
   lease(requests: readonly LeaseRequest[]): Promise<LeaseGrant[]>;
-  /** Forgets buckets untouched for `idleSeconds`: refilled since, they are full, as a new one is. */
-  forgetIdle(idleSeconds: number): Promise<void>;
+  /** Forgets buckets under each key prefix untouched for its `idleSeconds`: refilled since, they are full, as a new one is. */
+  forgetIdle(rules: ReadonlyArray<{ prefix: string; idleSeconds: number }>): Promise<void>;
 }
 
 /** Buckets shared by every instance: the owner of `fair_share_bucket`, one round trip per batch. */
@@ -36,8 +36,13 @@ export function leaseStore(db: Kysely<Database>): LeaseStore {
           ${column('capacity')}::float8[], ${column('rate')}::float8[])`.execute(db);
       return rows.map((row) => ({ key: row.bucket, granted: Number(row.granted), available: Number(row.available) }));
     },
-    async forgetIdle(idleSeconds) {
-      await db.deleteFrom('fair_share_bucket').where('updated_at', '<', sql<Date>`now() - make_interval(secs => ${idleSeconds})`).execute();
+    async forgetIdle(rules) {
+      const shortest = Math.min(...rules.map((rule) => rule.idleSeconds));
+      await sql`
+        DELETE FROM fair_share_bucket b
+        USING unnest(${rules.map((rule) => rule.prefix)}::text[], ${rules.map((rule) => rule.idleSeconds)}::float8[]) AS r(prefix, idle)
+        WHERE b.updated_at < now() - make_interval(secs => ${shortest})
+          AND starts_with(b.key, r.prefix) AND b.updated_at < now() - make_interval(secs => r.idle)`.execute(db);
     },
   };
 }

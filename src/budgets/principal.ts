@@ -1,5 +1,6 @@
 import type { Viewer } from '../auth/claims.js';
 import type { Budget } from '../config/groups/fair-share.js';
+import { addressGroup } from './address-group.js';
 import type { FairShareConfig } from './fair-share-config.js';
 
 export type BudgetClass = 'user' | 'service' | 'admin' | 'anonymous';
@@ -14,10 +15,11 @@ export interface Principal {
 /**
  * The caller a request is charged to: an admin by its subject; a user by its user id (the token's
  * `sub` by default); a service (a token without a user id) by its subject, which for client
- * credentials is the client id; an unauthenticated request by its address.
+ * credentials is the client id; an unauthenticated request by its network (its IPv4 address, its
+ * IPv6 /64 by default: addressGroup).
  */
 export function principalOf(viewer: Viewer | null, address: string, config: FairShareConfig): Principal {
-  if (viewer === null) return { key: `anonymous:${address}`, class: 'anonymous', budget: config.anonymous };
+  if (viewer === null) return { key: `anonymous:${addressGroup(address, config.anonymousPrefixes)}`, class: 'anonymous', budget: config.anonymous };
   if (viewer.scopes.has(config.adminScope)) return { key: `admin:${viewer.subject ?? viewer.userId}`, class: 'admin', budget: config.admin };
   if (viewer.userId !== null) return { key: `user:${viewer.userId}`, class: 'user', budget: config.user };
   const name = viewer.subject ?? '';
@@ -41,4 +43,20 @@ export function principalCache(config: FairShareConfig): (viewer: Viewer | null,
 /** One user's membership changes, whoever makes them: a budget of its own. */
 export function membershipChangesOf(userId: string, config: FairShareConfig): Principal {
   return { key: `membership:${userId}`, class: 'user', budget: config.membership };
+}
+
+/**
+ * How long each family of buckets may sit idle before it is forgotten: long enough to refill from
+ * the deepest debt it can hold (one bucket below zero) to full, after which it is the same as a new
+ * one. Seconds, for every class's largest budget; an anonymous network's is 20 s by default.
+ */
+export function forgetAfterSeconds(config: FairShareConfig): Array<{ prefix: string; idleSeconds: number }> {
+  const refill = (...budgets: Budget[]) => Math.max(1, Math.ceil(Math.max(...budgets.map((budget) => (2 * budget.capacity) / budget.rate))));
+  return [
+    { prefix: 'anonymous:', idleSeconds: refill(config.anonymous) },
+    { prefix: 'user:', idleSeconds: refill(config.user) },
+    { prefix: 'admin:', idleSeconds: refill(config.admin) },
+    { prefix: 'service:', idleSeconds: refill(config.service, ...config.services.values()) },
+    { prefix: 'membership:', idleSeconds: refill(config.membership) },
+  ];
 }

@@ -2,7 +2,8 @@ import { getOperationAST, Kind, type ExecutionArgs, type SelectionSetNode } from
 import { measureOperation, type CostMemo } from '../graphql/limits/cost-model.js';
 import { measuredOperation } from '../graphql/limits/operation-limits.js';
 
-const MEMBERSHIP_CHANGES = new Set(['leaveCommunityLayer', 'rejoinCommunityLayer']);
+const LEAVE = 'leaveCommunityLayer';
+const REJOIN = 'rejoinCommunityLayer';
 
 /**
  * What an operation spends of its caller's budget: its cost (objects it can return), or the
@@ -17,32 +18,46 @@ export function operationCharge(args: ExecutionArgs, memo: CostMemo): number {
   return measure ? Math.max(1, measure.cost, measure.signals) : 1;
 }
 
-/**
- * The users whose membership the operation changes, once per leave or rejoin it asks for (aliases
- * count): `userId` when given (a literal or a variable), else the caller. Empty for most operations.
- */
-export function membershipTargets(args: ExecutionArgs, caller: string | null): string[] {
+/** What an operation asks of memberships: the users it rejoins, and whether it only leaves. */
+export interface MembershipChanges {
+  /** Once per rejoin it asks for (aliases count): `userId` when given (a literal or a variable), else the caller. */
+  rejoins: string[];
+  /** A mutation whose every field is a leave (`__typename` aside): never refused by a budget or limit. */
+  leavesOnly: boolean;
+}
+
+const NO_CHANGES: MembershipChanges = { rejoins: [], leavesOnly: false };
+
+/** The operation's leaves and rejoins, through fragments. Nothing for anything but a mutation. */
+export function membershipChanges(args: ExecutionArgs, caller: string | null): MembershipChanges {
   const operation = getOperationAST(args.document, args.operationName);
-  if (operation?.operation !== 'mutation') return [];
-  const targets: string[] = [];
+  if (operation?.operation !== 'mutation') return NO_CHANGES;
+  const rejoins: string[] = [];
+  let leaves = 0;
+  let others = 0;
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
   const visit = (selectionSet: SelectionSetNode, depth: number) => {
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
-        if (!MEMBERSHIP_CHANGES.has(selection.name.value)) continue;
-        const argument = selection.arguments?.find((node) => node.name.value === 'userId')?.value;
-        const given = argument?.kind === Kind.STRING ? argument.value : argument?.kind === Kind.VARIABLE ? variables[argument.name.value] : undefined;
-        const target = typeof given === 'string' || typeof given === 'number' ? String(given) : caller;
-        if (target !== null) targets.push(target);
+        const name = selection.name.value;
+        if (name === LEAVE) leaves++;
+        else if (name === REJOIN) {
+          const argument = selection.arguments?.find((node) => node.name.value === 'userId')?.value;
+          const given = argument?.kind === Kind.STRING ? argument.value : argument?.kind === Kind.VARIABLE ? variables[argument.name.value] : undefined;
+          const target = typeof given === 'string' || typeof given === 'number' ? String(given) : caller;
+          if (target !== null) rejoins.push(target);
+          others++;
+        } else if (name !== '__typename') others++;
       } else if (depth < 8) {
         const fragment =
           selection.kind === Kind.INLINE_FRAGMENT
             ? selection
             : args.document.definitions.find((node) => node.kind === Kind.FRAGMENT_DEFINITION && node.name.value === selection.name.value);
         if (fragment && 'selectionSet' in fragment) visit(fragment.selectionSet, depth + 1);
-      }
+        else others++;
+      } else others++;
     }
   };
   visit(operation.selectionSet, 0);
-  return targets;
+  return { rejoins, leavesOnly: leaves > 0 && others === 0 };
 }

@@ -10,16 +10,22 @@ import { membershipChangesOf, principalCache } from '../budgets/principal.js';
 import type { AppConfig } from '../config/config.js';
 import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
-import { membershipTargets, operationCharge } from './fair-share-charge.js';
+import { membershipChanges, operationCharge } from './fair-share-charge.js';
+import { LeaveLine } from './leave-line.js';
+import { paidStream } from './paid-stream.js';
 import type { RequestRecord } from './request-observer.js';
 
 type Context = GraphQLContext & { req?: http.IncomingMessage; request?: Request };
+/** A stream past its budget asks again no sooner than this (a lease may arrive meanwhile). */
+const MIN_PAUSE_MS = 20;
+
 type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>>, void | Promise<unknown>>;
 
 /**
  * Fair share at the GraphQL layer: every operation (a subscription when it opens) spends its
- * charge from its caller's budget before it executes, and leaves and rejoins spend from the
- * changed user's own; a refusal is HTTP 429 RATE_LIMITED with Retry-After, nothing executed.
+ * charge from its caller's budget before it executes, and rejoins spend from the rejoining user's
+ * own limit; a refusal is HTTP 429 RATE_LIMITED with Retry-After, nothing executed. An operation
+ * made only of leaves is never refused: past the budget it waits for the points, one leave at a time.
  * Every response tells the budget (`RateLimit-Policy`, `RateLimit`, `extensions.cost`): one
  * refused before it executes (a parse or validation error, a bad token) tells its caller's bucket
  * as it stands, nothing spent.
@@ -35,16 +41,32 @@ export function useFairShare(
   const memo = createCostMemo();
   const { fairShare, metrics } = services;
 
-  const charge = (args: ExecutionArgs): ExecutionResult | null => {
+  const leaveLine = new LeaveLine();
+
+  /** Refused: the answer. A leave past its caller's budget: its turn in the caller's line. Else null. */
+  const charge = (args: ExecutionArgs): ExecutionResult | Promise<() => void> | null => {
     const context = args.contextValue as Context;
     const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown');
     const cost = operationCharge(args, memo);
+    const changes = membershipChanges(args, context.viewer?.userId ?? null);
+    if (changes.leavesOnly) {
+      // Never refused, by any budget or limit: a leave only ever reduces what the service does for a user.
+      const decision = fairShare.take(principal.key, principal.budget, cost);
+      context.rateLimit = { principalClass: principal.class, cost, admitted: true, state: decision.state };
+      metrics.fairShare.admitted(principal.class, cost);
+      if (decision.admitted) return null;
+      // Past the budget it waits its turn behind the caller's other leaves, then for the points.
+      return leaveLine.join(principal.key).then(async (done) => {
+        context.rateLimit!.state = await fairShare.takeWhenAvailable(principal.key, principal.budget, cost);
+        return done;
+      });
+    }
     let decision = fairShare.take(principal.key, principal.budget, cost);
     let limit = 'budget';
     if (decision.admitted) {
-      for (const userId of membershipTargets(args, context.viewer?.userId ?? null)) {
-        const changes = membershipChangesOf(userId, budgets);
-        const taken = fairShare.take(changes.key, changes.budget, 1);
+      for (const userId of changes.rejoins) {
+        const rejoins = membershipChangesOf(userId, budgets);
+        const taken = fairShare.take(rejoins.key, rejoins.budget, 1);
         if (!taken.admitted) [decision, limit] = [{ ...taken, state: decision.state }, 'membershipChanges'];
         if (!taken.admitted) break;
       }
@@ -59,7 +81,7 @@ export function useFairShare(
       'RATE_LIMITED',
       limit === 'budget'
         ? `This caller's budget is spent: the operation costs ${cost} and ${decision.state.currentlyAvailable} are available, refilled at ${decision.state.restoreRate} a second.`
-        : 'Too many membership changes for this user in a short time; a person never needs this many.',
+        : 'Too many rejoins for this user in a short time; a person never needs this many. Leaving is never limited.',
       { retryAfterSeconds: decision.retryAfterSeconds, status: 429, requestId: context.requestId, details: { limit } },
     );
     return { errors: [error], extensions: { cost: costExtension(note) } };
@@ -76,13 +98,36 @@ export function useFairShare(
 
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const refused = charge(args);
-      if (refused) return setResultAndStopExecution(refused);
-      return ADD_COST_EXTENSION;
+      const charged = charge(args);
+      if (charged === null) return ADD_COST_EXTENSION;
+      if (!(charged instanceof Promise)) return setResultAndStopExecution(charged);
+      // A leave past the budget has waited its turn and its points; it says when it is done.
+      return charged.then((done) => ({
+        onExecuteDone(payload) {
+          done();
+          return ADD_COST_EXTENSION.onExecuteDone!(payload);
+        },
+      }));
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const refused = charge(args);
-      if (refused) setResultAndStopExecution(refused);
+      const charged = charge(args);
+      if (charged !== null && !(charged instanceof Promise)) return setResultAndStopExecution(charged);
+      // Every event after the first costs what the subscription cost to open: replayed history and live alike.
+      const context = args.contextValue as Context;
+      const note = context.rateLimit;
+      if (!note) return;
+      const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown');
+      const pay = () => {
+        const decision = fairShare.take(principal.key, principal.budget, note.cost);
+        if (!decision.admitted) return Math.max(MIN_PAUSE_MS, ((note.cost - decision.state.currentlyAvailable) / decision.state.restoreRate) * 1000);
+        metrics.fairShare.admitted(principal.class, note.cost);
+        return 0;
+      };
+      return {
+        onSubscribeResult({ result, setResult }) {
+          if (Symbol.asyncIterator in result) setResult(paidStream(result, pay));
+        },
+      };
     },
     // Synchronous for a charged operation (every request but a refused one's): a promise here makes the
     // whole response path asynchronous. A single operation's context is the server context Yoga was

@@ -77,13 +77,13 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
     }
     const refused = bodyRefusal(req, options.bodyLimitBytes, requestId);
     if (refused) return sendRefusal(res, req.headers.accept, refused);
-    if (path === GRAPHQL_ENDPOINT && options.refuseEarly?.(req, res, requestId, observed.record)) return;
     // In the request's own trace context even when the door lets it in later, from another request's turn.
     // A bulk request comes back with its body read (`received`): Yoga reads that one.
     const enter = (decoded?: () => void, received = req) =>
       context.with(observed.context, () =>
         options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(received, res, { requestId })),
       );
+    if (path === GRAPHQL_ENDPOINT && options.refuseEarly?.(req, res, requestId, observed.record, (received) => enter(undefined, received))) return;
     if (!options.bulkAdmission.isBulk(req)) return enter();
     void admitBulk(req, res, requestId, options, enter);
   });
