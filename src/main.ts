@@ -16,8 +16,13 @@ async function main(): Promise<void> {
   const logger = createLogger(config);
   const started = performance.now();
   if (!config.database.url) logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
-  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }));
-  const stopEmbedded = async () => (await starting.catch(() => null))?.embedded?.stop();
+  // A stop during start-up gives up the embedded database's start where it is (a wait included).
+  const starts = new AbortController();
+  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }), starts.signal);
+  const stopEmbedded = async () => {
+    starts.abort();
+    await (await starting.catch(() => null))?.embedded?.stop();
+  };
   let app: App | null = null;
   // Installed before the wait: a signal during start-up must still stop the embedded database.
   const stop = onStopSignals(logger, {
@@ -27,7 +32,10 @@ async function main(): Promise<void> {
     },
     stopNow: stopEmbedded,
   });
-  const { url: databaseUrl, embedded: database } = await starting;
+  const { url: databaseUrl, embedded: database } = await starting.catch((error: unknown) => {
+    if (stop.requested) return { url: '', embedded: null };
+    throw error;
+  });
   if (database) {
     logger.info(
       { databaseUrl: maskedDatabaseUrl(database.url), dataDir: database.pgdata, binaries: database.binaries },

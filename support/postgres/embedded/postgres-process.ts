@@ -63,9 +63,10 @@ export function startPostgres(file: string, args: string[], options: ProcessOpti
     const { child, output } = spawnProgram(file, args, options);
     let ready = false;
     const exited = new Promise<void>((settle) => child.once('exit', () => settle()));
-    // A last resort should the process exit without stop(): signals are sent synchronously.
+    // A last resort should the process exit without stop(): signals are sent synchronously. First
+    // in line: a listener that throws (a logger flushing to a closed stdout) skips those after it.
     const onExit = () => child.kill('SIGINT');
-    process.once('exit', onExit);
+    process.prependOnceListener('exit', onExit);
     void exited.then(() => process.removeListener('exit', onExit));
     child.on('error', (error) => {
       process.removeListener('exit', onExit);
