@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Command } from '../support/command.js';
+import { WATCHDOG_NAME } from '../support/postgres/embedded/watchdog.js';
 import { postGraphQL } from '../support/graphql-client.js';
 import { spawnServerProcess, type ServerProcess } from '../support/server-process.js';
 import { isRunning, newcomerEnvironment } from './support/checkout.js';
@@ -70,6 +71,17 @@ async function postmasters(): Promise<Array<{ pid: number; parent: number }>> {
   return found;
 }
 
+/** The watchdogs of postmaster `pid` (support/postgres/embedded/watchdog.ts). */
+async function watchdogs(postmaster: number): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const args = await readFile(`/proc/${name}/cmdline`, 'utf8').then((text) => text.split('\0'), () => [] as string[]);
+    if (args.includes(WATCHDOG_NAME) && args.includes(String(postmaster))) found.push(Number(name));
+  }
+  return found;
+}
+
 /** Gone, or a zombie that init has yet to reap (kill(pid, 0) still succeeds on those). */
 async function exited(pid: number): Promise<boolean> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
@@ -99,10 +111,22 @@ describe('every exit of `npm start` stops its embedded PostgreSQL', () => {
     await eventually(() => exited(first), 30_000);
   }, 300_000);
 
-  it('after kill -9 of the server, its PostgreSQL left running is recognised and stopped by the next start, which serves', async () => {
+  it('after kill -9 of the server, its watchdog stops its PostgreSQL', async () => {
     const killed = await start();
     const [left] = await postmasters();
     expect(left?.parent).toBe(killed.child.pid);
+    expect(await watchdogs(left!.pid)).toHaveLength(1);
+    await killed.stop('SIGKILL');
+    await eventually(() => exited(left!.pid), 60_000);
+    expect(await postmasters()).toEqual([]);
+    await eventually(async () => (await watchdogs(left!.pid)).length === 0, 10_000);
+  }, 300_000);
+
+  it('after kill -9 of the server and of its watchdog, its PostgreSQL left running is recognised and stopped by the next start, which serves', async () => {
+    const killed = await start();
+    const [left] = await postmasters();
+    expect(left?.parent).toBe(killed.child.pid);
+    for (const pid of await watchdogs(left!.pid)) process.kill(pid, 'SIGKILL');
     await killed.stop('SIGKILL');
     // PostgreSQL runs in a process group of its own: kill -9 of the server's group leaves it running.
     expect(isRunning(left!.pid)).toBe(true);

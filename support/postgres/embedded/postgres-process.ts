@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { SystemUser } from './postgres-user.js';
+import { watchPostmaster } from './watchdog.js';
 
 export interface ProcessOptions {
   /** As root: the user to run as. */
@@ -83,6 +84,7 @@ export function startPostgres(file: string, args: string[], options: ProcessOpti
     const { child, output } = spawnProgram(file, args, options);
     let ready = false;
     const exited = new Promise<void>((settle) => child.once('exit', () => settle()));
+    if (child.pid) void exited.then(watchPostmaster(child.pid, options.user));
     // A last resort should the process exit without stop(): signals are sent synchronously. First
     // in line: a listener that throws (a logger flushing to a closed stdout) skips those after it.
     const onExit = () => child.kill('SIGINT');
