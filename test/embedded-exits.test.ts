@@ -2,7 +2,7 @@ import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Command } from '../support/command.js';
 import { WATCHDOG_NAME } from '../support/postgres/embedded/watchdog.js';
 import { postGraphQL } from '../support/graphql-client.js';
@@ -26,12 +26,14 @@ beforeAll(async () => {
   dataDir = path.join(folder, 'postgres');
 });
 
-afterAll(async () => {
-  // After a failed test: nothing of it may outlive the file.
-  for (const command of started) await command.stop('SIGKILL');
+// After a failed test: nothing of it may outlive it (the next test would wait for it, then be refused).
+afterEach(async () => {
+  for (const command of started.splice(0)) await command.stop('SIGKILL');
   for (const { pid } of await postmasters()) process.kill(pid, 'SIGQUIT');
-  await rm(folder, { recursive: true, force: true });
+  await eventually(async () => (await postmasters()).length === 0, 30_000);
 });
+
+afterAll(() => rm(folder, { recursive: true, force: true }));
 
 /** `npm start` as a newcomer runs it (development, no DATABASE_URL), on this file's data folder. */
 function environment(): Record<string, string> {
@@ -68,7 +70,8 @@ async function postmasters(): Promise<Array<{ pid: number; parent: number }>> {
       // Gone meanwhile.
     }
   }
-  return found;
+  // A child the postmaster just forked carries its command line until it names itself.
+  return found.filter(({ parent }) => !found.some(({ pid }) => pid === parent));
 }
 
 /** The watchdogs of postmaster `pid` (support/postgres/embedded/watchdog.ts). */
