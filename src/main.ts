@@ -18,7 +18,10 @@ async function main(): Promise<void> {
   if (!config.database.url) logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
   // A stop during start-up gives up the embedded database's start where it is (a wait included).
   const starts = new AbortController();
-  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }), starts.signal);
+  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }), {
+    signal: starts.signal,
+    notice: (message) => logger.info(message),
+  });
   const stopEmbedded = async () => {
     starts.abort();
     await (await starting.catch(() => null))?.embedded?.stop();

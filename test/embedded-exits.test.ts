@@ -134,7 +134,9 @@ describe('every exit of `npm start` stops its embedded PostgreSQL', () => {
     // PostgreSQL runs in a process group of its own: kill -9 of the server's group leaves it running.
     expect(isRunning(left!.pid)).toBe(true);
 
-    await servesAloneThenStops(await start());
+    const next = await start();
+    expect(next.text).toContain(`stopping PostgreSQL ${left!.pid}, left running on ${dataDir} by a start that is gone`);
+    await servesAloneThenStops(next);
     expect(await exited(left!.pid)).toBe(true);
   }, 300_000);
 

@@ -34,6 +34,8 @@ export interface EmbeddedOptions {
   log: (message: string) => void;
   /** Aborted: the start gives up at its next step (the process is stopping meanwhile). */
   signal?: AbortSignal;
+  /** What the start did that its user should hear of (a PostgreSQL left by a killed start stopped); else `log`. */
+  notice?: (message: string) => void;
 }
 
 /** Clusters made before passwords were random used this one, published in the README. */
@@ -60,8 +62,9 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const { pgdata, link } = await clusterFolder(options.dataDir, user);
   const password = await clusterPassword(binaries, pgdata, user, options.log);
   options.signal?.throwIfAborted();
-  await settleLeftover(pgdata, options.log, options.signal);
-  let { server, port } = await startOnFreePort(binaries, pgdata, user, options.log, options.signal);
+  const notice = options.notice ?? options.log;
+  await settleLeftover(pgdata, notice, options.signal);
+  let { server, port } = await startOnFreePort(binaries, pgdata, user, options.log, options.signal, notice);
   const urlFor = (secret: string, database: string) => `postgres://${SUPERUSER}:${secret}@127.0.0.1:${port}/${database}`;
   let url: string;
   try {
@@ -104,6 +107,7 @@ async function startOnFreePort(
   user: SystemUser | null,
   log: (message: string) => void,
   signal?: AbortSignal,
+  notice: (message: string) => void = log,
 ): Promise<{ server: PostgresServer; port: number }> {
   for (let attempt = 1; ; attempt++) {
     signal?.throwIfAborted();
@@ -115,7 +119,7 @@ async function startOnFreePort(
       if (error instanceof ProgramFailed && /Address already in use/.test(error.message) && attempt < 3) continue;
       // Another start got there first (e.g. one still stopping): waited for, or refused, there.
       if (error instanceof ProgramFailed && /postmaster\.pid/.test(error.message) && attempt < 3) {
-        await settleLeftover(pgdata, log, signal);
+        await settleLeftover(pgdata, notice, signal);
         continue;
       }
       throw new EmbeddedStartError(
