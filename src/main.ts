@@ -30,6 +30,8 @@ async function main(): Promise<void> {
   // Installed before the wait: a signal during start-up must still stop the embedded database.
   const stop = onStopSignals(logger, {
     drain: async () => {
+      // A start on the same data folder meanwhile (`npm start | head` then `npm start`) waits for this one.
+      void starting.then((started) => started.embedded?.stopping(), () => undefined);
       await app?.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
       await stopEmbedded();
     },

@@ -7,7 +7,7 @@ import { clusterFolder } from './embedded/cluster-folder.js';
 import { SUPERUSER, initCluster, newPassword, readPassword, savePassword } from './embedded/cluster.js';
 import { ProgramFailed, startPostgres, type PostgresServer } from './embedded/postgres-process.js';
 import { postgresUser, sharedFolder, type SystemUser } from './embedded/postgres-user.js';
-import { OWNER_SETTING, settleLeftover } from './embedded/leftover.js';
+import { OWNER_SETTING, announceStopping, settleLeftover, stoppedAnnouncement } from './embedded/leftover.js';
 import { EmbeddedStartError, USE_OWN_DATABASE, reason } from './embedded/start-error.js';
 import { freePort } from '../../src/util/free-port.js';
 
@@ -20,6 +20,8 @@ export interface EmbeddedDatabase {
   binaries: string;
   /** Fast shutdown; resolves once PostgreSQL exited. Safe to call more than once. */
   stop(): Promise<void>;
+  /** Says that a stop is coming (the app drains first): a start on the same folder meanwhile waits for it. */
+  stopping(): Promise<void>;
   /** Fast shutdown that keeps the data folder, until `resume` (outage tests). */
   pause(): Promise<void>;
   /** Starts a paused server again, on the same port and data. */
@@ -82,8 +84,11 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
     resume: async () => {
       server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log: options.log });
     },
+    stopping: () => announceStopping(pgdata),
     stop: async () => {
+      await announceStopping(pgdata);
       await server.stop();
+      await stoppedAnnouncement(pgdata);
       if (options.persistent) return;
       await rm(pgdata, { recursive: true, force: true });
       if (link) await unlink(link).catch(() => undefined);

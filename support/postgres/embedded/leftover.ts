@@ -1,4 +1,4 @@
-import { readFile, readlink, realpath } from 'node:fs/promises';
+import { readFile, readlink, realpath, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { EmbeddedStartError, USE_OWN_DATABASE } from './start-error.js';
@@ -19,6 +19,24 @@ interface RunningPostmaster {
 
 /** How long a start waits for another start's PostgreSQL on the same folder to stop (it may be stopping). */
 const OWNER_STOPPING_MS = 10_000;
+/** How long, once that start has said it is stopping (STOPPING_FILE). */
+const OWNER_SAID_STOPPING_MS = 60_000;
+/** In the data folder while its starter stops: the starter's pid. */
+const STOPPING_FILE = 'community-layer.stopping';
+
+/** Says that this process, which started the postmaster on `pgdata`, is stopping: a start meanwhile waits longer. */
+export async function announceStopping(pgdata: string): Promise<void> {
+  await writeFile(path.join(pgdata, STOPPING_FILE), `${process.pid}\n`).catch(() => undefined);
+}
+
+export async function stoppedAnnouncement(pgdata: string): Promise<void> {
+  await rm(path.join(pgdata, STOPPING_FILE), { force: true });
+}
+
+async function saidStopping(pgdata: string, owner: number | null): Promise<boolean> {
+  const text = await readFile(path.join(pgdata, STOPPING_FILE), 'utf8').catch(() => '');
+  return owner !== null && Number.parseInt(text, 10) === owner;
+}
 /** Fast shutdown (SIGINT) of a left-behind postmaster, then immediate shutdown (SIGQUIT). */
 const FAST_STOP_MS = 60_000;
 const IMMEDIATE_STOP_MS = 10_000;
@@ -32,10 +50,11 @@ export async function settleLeftover(pgdata: string, log: (message: string) => v
   const running = await runningPostmaster(pgdata);
   if (!running) return;
   if (running.ownerAlive) {
-    if (await exits(running.pid, pgdata, OWNER_STOPPING_MS, signal)) return;
+    const stopping = () => saidStopping(pgdata, running.owner);
+    if (await exits(running.pid, pgdata, OWNER_STOPPING_MS, signal, stopping)) return;
     throw new EmbeddedStartError(
       `PostgreSQL did not start on the data folder ${pgdata}`,
-      `its postmaster.pid names PostgreSQL ${running.pid}, still running there ${OWNER_STOPPING_MS / 1000} s later, started by process ${running.owner ?? '(unknown)'} which is still running`,
+      `its postmaster.pid names PostgreSQL ${running.pid}, still running there ${OWNER_STOPPING_MS / 1000} s later, started by process ${running.owner ?? '(unknown)'} which is still running and not stopping`,
       `Another PostgreSQL is probably running on that folder (another start of the service): stop it, or set EMBEDDED_PG_DIR to another folder. ${USE_OWN_DATABASE}`,
     );
   }
@@ -72,11 +91,13 @@ async function runningPostmaster(pgdata: string): Promise<RunningPostmaster | nu
   }
 }
 
-async function exits(pid: number, pgdata: string, withinMs: number, signal?: AbortSignal): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
+/** Whether postmaster `pid` exits within `withinMs` (or OWNER_SAID_STOPPING_MS, once `stopping` says so). */
+async function exits(pid: number, pgdata: string, withinMs: number, signal?: AbortSignal, stopping?: () => Promise<boolean>): Promise<boolean> {
+  const started = Date.now();
   while ((await runningPostmaster(pgdata))?.pid === pid) {
     signal?.throwIfAborted();
-    if (Date.now() > deadline) return false;
+    const elapsed = Date.now() - started;
+    if (elapsed > withinMs && !(elapsed <= OWNER_SAID_STOPPING_MS && (await stopping?.()))) return false;
     await delay(100);
   }
   return true;
