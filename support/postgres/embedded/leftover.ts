@@ -18,7 +18,7 @@ interface RunningPostmaster {
 }
 
 /** How long a start waits for another start's PostgreSQL on the same folder to stop (it may be stopping). */
-const OWNER_STOPPING_MS = 10_000;
+const OWNER_STOPPING_MS = 5_000;
 /** How long, once that start has said it is stopping (STOPPING_FILE). */
 const OWNER_SAID_STOPPING_MS = 60_000;
 /** In the data folder while its starter stops: the starter's pid. */
