@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { defineConfig } from 'vitest/config';
+import { SlowFirstSequencer } from './test/support/slow-first.js';
 
 const require = createRequire(import.meta.url);
 
@@ -20,5 +21,6 @@ export default defineConfig({
     // one after the other, though most of their time is spent waiting on PostgreSQL, servers and
     // clocks. Two at a time, each on a database of its own.
     maxWorkers: 2,
+    sequence: { sequencer: SlowFirstSequencer },
   },
 });

@@ -12,6 +12,7 @@ import type { AppConfig } from './config/config.js';
 import { DurabilityMonitor } from './db/durability-monitor.js';
 import { connectDatabase } from './db/database.js';
 import { openInstanceDatabase } from './db/instance-database.js';
+import { poolUsage } from './db/pool-usage.js';
 import { ensureSchema } from './db/migrations/schema-version.js';
 import { persistedDocuments } from './db/persisted-documents.js';
 import { checkSessionLimits } from './db/session-limits.js';
@@ -45,6 +46,8 @@ export interface App {
   start(): Promise<void>;
   /** Stops them in reverse: stops accepting, lets in-flight requests finish, then the workers, the listener and the pools. */
   stop(): Promise<void>;
+  /** What a start or stop under way is doing: its part, and what each pool holds (a stop that hangs says where). */
+  progress(): string;
   /** The GraphQL endpoint, once started. */
   readonly url: string;
   /** Where Prometheus scrapes, once started (its own listener: METRICS_HOST, METRICS_PORT). */
@@ -67,15 +70,21 @@ export interface AppOptions {
 
 /** An instance built and not started: its parts in start order (stopped in reverse), and the app they make. */
 export interface AppParts {
-  readonly instance: Omit<App, 'start' | 'stop'>;
+  readonly instance: Omit<App, 'start' | 'stop' | 'progress'>;
   readonly parts: readonly Part[];
   readonly logger: Logger;
+  /** Its pools' use, by name (`poolUsage`). */
+  readonly pools: () => string;
 }
 
 /** The composition root: everything an instance owns is created here (appParts) and nowhere else. */
 export function createApp(config: AppConfig, options: AppOptions = {}): App {
-  const { instance, parts, logger } = appParts(config, options);
-  return Object.assign(instance, lifecycle(parts, (part, error) => logger.warn({ err: error, part }, 'part failed to stop')));
+  const { instance, parts, logger, pools } = appParts(config, options);
+  const { start, stop, activity } = lifecycle(parts, {
+    onStopFailed: (part, error) => logger.warn({ err: error, part }, 'part failed to stop'),
+    onSlowStop: (part, ms) => logger.warn({ part, seconds: Math.round(ms / 1000), pools: pools() }, 'a part is slow to stop'),
+  });
+  return Object.assign(instance, { start, stop, progress: () => `${activity() ?? 'idle'}; ${pools()}` });
 }
 
 export function appParts(config: AppConfig, options: AppOptions = {}): AppParts {
@@ -206,5 +215,6 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     { name: 'readiness', stop: async () => { transports.stopAccepting(); await delay(config.shutdown.graceMs); } },
   ];
   const instance = { services, instanceId, transportOptions, get url() { return urls.url; }, get metricsUrl() { return urls.metricsUrl; } };
-  return { instance, parts, logger };
+  const pools = () => poolUsage({ request: database.pool, purge: purgeDatabase.pool, 'webhook queue': queueDatabase.pool, 'fair share': budgetDatabase.pool });
+  return { instance, parts, logger, pools };
 }

@@ -14,18 +14,31 @@ async function main(): Promise<void> {
   const { config, logger } = serverStart();
   const started = performance.now();
   if (!config.database.url) logger.info({ dataDir: config.database.embeddedDataDir }, 'DATABASE_URL not set; starting embedded PostgreSQL');
-  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }));
-  const stopEmbedded = async () => (await starting.catch(() => null))?.embedded?.stop();
+  // A stop during start-up gives up the embedded database's start where it is (a wait included).
+  const starts = new AbortController();
+  const starting: Promise<ConfiguredDatabase> = configuredDatabase(config, (message) => logger.debug({ postgres: message.trim() }), {
+    signal: starts.signal,
+    notice: (message) => logger.info(message),
+  });
+  const stopEmbedded = async () => {
+    starts.abort();
+    await (await starting.catch(() => null))?.embedded?.stop();
+  };
   let app: App | null = null;
   // Installed before the wait: a signal during start-up must still stop the embedded database.
   const stop = onStopSignals(logger, {
     drain: async () => {
+      // A start on the same data folder meanwhile (`npm start | head` then `npm start`) waits for this one.
+      void starting.then((started) => started.embedded?.stopping(), () => undefined);
       await app?.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
       await stopEmbedded();
     },
     stopNow: stopEmbedded,
   });
-  const { url: databaseUrl, embedded: database } = await starting;
+  const { url: databaseUrl, embedded: database } = await starting.catch((error: unknown) => {
+    if (stop.requested) return { url: '', embedded: null };
+    throw error;
+  });
   if (database) {
     logger.info(
       { databaseUrl: maskedDatabaseUrl(database.url), dataDir: database.pgdata, binaries: database.binaries },

@@ -11,6 +11,9 @@ export interface CommandOptions {
   echo?: (text: string) => void;
 }
 
+/** How long `stop` waits for the command to exit (well under a test runner's hook timeout). */
+const STOP_WITHIN_MS = 60_000;
+
 /** Output kept for waitFor and failure messages: the last megabyte. */
 const KEPT_OUTPUT = 1 << 20;
 
@@ -60,17 +63,31 @@ export class Command {
     process.kill(-this.child.pid!, 'SIGINT');
   }
 
-  /** Sends `signal` (to its whole group when it has one) unless it already ended; resolves with how it ended. */
-  stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | NodeJS.Signals> {
-    if (this.child.exitCode === null && this.child.signalCode === null) {
-      try {
-        if (this.detached) process.kill(-this.child.pid!, signal);
-        else this.child.kill(signal);
-      } catch {
-        // Gone in the meantime.
-      }
+  /**
+   * Sends `signal` (to its whole group when it has one) unless it already ended; resolves with how it
+   * ended. Not ended within `withinMs`: killed (SIGKILL), and rejects saying so with its last output,
+   * rather than hang a teardown until the test runner's own timeout.
+   */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', withinMs = STOP_WITHIN_MS): Promise<number | NodeJS.Signals> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.signal(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), withinMs)));
+    const ended = await Promise.race([this.exit, late]).finally(() => clearTimeout(timer));
+    if (ended !== 'late') return ended;
+    this.signal('SIGKILL');
+    throw new Error(
+      `${this.child.spawnfile} (pid ${this.child.pid}) had not exited ${withinMs / 1000} s after ${signal} and was killed; its last output:\n` +
+        this.output.slice(-4000),
+    );
+  }
+
+  private signal(signal: NodeJS.Signals): void {
+    try {
+      if (this.detached) process.kill(-this.child.pid!, signal);
+      else this.child.kill(signal);
+    } catch {
+      // Gone in the meantime.
     }
-    return this.exit;
   }
 
   /** Resolves with the first match in the output; rejects if the command ends without one. */

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appParts } from '../src/app.js';
+import { appParts, createApp } from '../src/app.js';
 import { lifecycle, type Part } from '../src/util/lifecycle.js';
 import { eventually, freshDatabase, TEST_SECRET } from './support/harness.js';
 import { localAppConfig } from '../support/start-app.js';
@@ -76,7 +76,7 @@ function instance(failing: string | null) {
     },
   }));
   const failedStops: string[] = [];
-  const app = lifecycle(watched, (name, error) => failedStops.push(`${name}: ${String(error)}`));
+  const app = lifecycle(watched, { onStopFailed: (name, error) => failedStops.push(`${name}: ${String(error)}`) });
   return { names: parts.map((part) => part.name), started, stopped, failedStops, app };
 }
 
@@ -93,6 +93,14 @@ describe('the app lifecycle', () => {
     expect(instance(null).names).toEqual(PARTS);
     const { parts } = appParts(localAppConfig(databaseUrl, { secret: TEST_SECRET }), { membershipSync: false });
     expect(parts.map((part) => part.name)).toEqual(PARTS.filter((name) => name !== 'listener' && name !== 'membership backstop'));
+  });
+
+  it('says what it is doing and what each pool holds (what a stop that hangs reports)', async () => {
+    const app = createApp(localAppConfig(databaseUrl, { secret: TEST_SECRET }));
+    expect(app.progress()).toMatch(/^idle; request pool 0 checked out of 0, 0 waiting; purge pool .*; webhook queue pool .*; fair share pool /);
+    await app.start();
+    await app.stop();
+    expect(app.progress()).toMatch(/^idle; request pool 0 checked out of 0, 0 waiting, ended;/);
   });
 
   it('every part started and stopped leaves nothing running', async () => {

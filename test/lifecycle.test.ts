@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lifecycle, StoppedWhileStartingError, type Part } from '../src/util/lifecycle.js';
+import { within } from './support/bounded.js';
 
 /** Parts that write what they do to `log`; `behaviour` makes one of them refuse or wait. */
 function recorded(names: string[], behaviour: Record<string, { start?: () => Promise<void>; stop?: () => Promise<void> }> = {}) {
@@ -16,7 +17,7 @@ function recorded(names: string[], behaviour: Record<string, { start?: () => Pro
     },
   }));
   const failedStops: string[] = [];
-  return { log, failedStops, app: lifecycle(parts, (name) => failedStops.push(name)) };
+  return { log, failedStops, app: lifecycle(parts, { onStopFailed: (name) => failedStops.push(name) }) };
 }
 
 describe('lifecycle', () => {
@@ -58,5 +59,24 @@ describe('lifecycle', () => {
     await app.stop();
     await expect(starting).rejects.toBeInstanceOf(StoppedWhileStartingError);
     expect(log).toEqual(['start a', 'start b', 'stop b', 'stop a']);
+  });
+
+  it('a stop that hangs says which part it waits on: activity(), onSlowStop, and a bounded teardown\'s error', async () => {
+    let release: () => void = () => undefined;
+    const slow: string[] = [];
+    const hung = new Promise<void>((resolve) => (release = resolve));
+    const parts: Part[] = ['a', 'b', 'c'].map((name) => ({ name, stop: name === 'b' ? () => hung : undefined }));
+    const app = lifecycle(parts, { onStopFailed: () => undefined, onSlowStop: (name) => slow.push(name), slowStopMs: 20 });
+    await app.start();
+    expect(app.activity()).toBeNull();
+    const stopping = app.stop();
+    await expect(within('the stop', stopping, () => app.activity() ?? 'nothing', 200)).rejects.toThrow(
+      /^the stop did not finish within 0\.2 s; still waiting on: stopping "b" \(for 0\.\d s\)$/,
+    );
+    expect(slow.length).toBeGreaterThan(0);
+    expect(new Set(slow)).toEqual(new Set(['b']));
+    release();
+    await stopping;
+    expect(app.activity()).toBeNull();
   });
 });

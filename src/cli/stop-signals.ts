@@ -17,14 +17,18 @@ export interface StopRequest {
   readonly requested: boolean;
 }
 
+/** How long an uncaught error waits for `stopNow` before the process exits anyway. */
+const CRASH_STOP_MS = 30_000;
+
 /**
- * SIGTERM, SIGHUP (the terminal went away) and Ctrl-C drain, then exit 0 (1 if draining failed).
- * Another Ctrl-C while draining stops at once and exits 130.
+ * SIGTERM, SIGHUP (the terminal went away), a closed stdout or stderr (`npm start | head`: the
+ * reader went away) and Ctrl-C drain, then exit 0 (1 if draining failed). Another Ctrl-C while
+ * draining stops at once and exits 130. An uncaught error stops at once and exits 1.
  */
 export function onStopSignals(logger: Logger, handlers: StopHandlers): StopRequest {
   let requested = false;
   let pressedAgain = false;
-  const drain = (signal: NodeJS.Signals) => {
+  const drain = (signal: NodeJS.Signals | 'EPIPE') => {
     requested = true;
     logger.info({ signal }, 'shutting down: finishing requests in flight');
     setTimeout(() => {
@@ -47,6 +51,20 @@ export function onStopSignals(logger: Logger, handlers: StopHandlers): StopReque
       if (!requested) drain(signal);
     });
   }
+  // Once a write failed the stream is done: later writes are dropped, this fires no more than once.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', () => {
+      if (!requested) drain('EPIPE');
+    });
+  }
+  const crash = (error: unknown) => {
+    requested = true;
+    logger.fatal({ err: error }, 'uncaught error: stopping the embedded database, then exiting');
+    setTimeout(() => process.exit(1), CRASH_STOP_MS).unref();
+    void handlers.stopNow().finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
   process.on('SIGINT', () => {
     if (!requested) return drain('SIGINT');
     if (!pressedAgain) return;

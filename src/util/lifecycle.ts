@@ -17,26 +17,42 @@ export interface Lifecycle {
   start(): Promise<void>;
   /** Stops the started parts in reverse order, each even if an earlier one failed; rejects with the first failure. */
   stop(): Promise<void>;
+  /** What it is doing now, e.g. `stopping "webhooks" (for 12.3 s)`; null when idle. For a stop that hangs. */
+  activity(): string | null;
+}
+
+export interface LifecycleOptions {
+  /** Hears of every part that failed to stop. */
+  onStopFailed: (name: string, error: unknown) => void;
+  /** Hears of a part whose stop has taken `slowStopMs` so far (and again each `slowStopMs`). */
+  onSlowStop?: (name: string, elapsedMs: number) => void;
+  slowStopMs?: number;
 }
 
 /**
  * Starts and stops `parts` as one. A stop while starting stops what has started, the part being
  * started included (its stop is what ends a start that waits, such as a listener still
- * connecting), and no later part starts. `onStopFailed` hears of every part that failed to stop.
+ * connecting), and no later part starts.
  */
-export function lifecycle(parts: readonly Part[], onStopFailed: (name: string, error: unknown) => void): Lifecycle {
+export function lifecycle(parts: readonly Part[], { onStopFailed, onSlowStop, slowStopMs = 10_000 }: LifecycleOptions): Lifecycle {
   const started: Part[] = [];
   let stopping: Promise<void> | null = null;
+  let current: { verb: 'starting' | 'stopping'; name: string; since: number } | null = null;
   const stopStarted = async () => {
     let first: { error: unknown } | null = null;
     for (const part of started.splice(0).reverse()) {
+      current = { verb: 'stopping', name: part.name, since: performance.now() };
+      const slow = onSlowStop && setInterval(() => onSlowStop(part.name, performance.now() - current!.since), slowStopMs).unref();
       try {
         await part.stop?.();
       } catch (error) {
         first ??= { error };
         onStopFailed(part.name, error);
+      } finally {
+        clearInterval(slow);
       }
     }
+    current = null;
     if (first) throw first.error;
   };
   return {
@@ -44,6 +60,7 @@ export function lifecycle(parts: readonly Part[], onStopFailed: (name: string, e
       for (const part of parts) {
         if (stopping) throw new StoppedWhileStartingError();
         started.push(part);
+        current = { verb: 'starting', name: part.name, since: performance.now() };
         try {
           await part.start?.();
         } catch (error) {
@@ -55,7 +72,9 @@ export function lifecycle(parts: readonly Part[], onStopFailed: (name: string, e
         }
       }
       if (stopping) throw new StoppedWhileStartingError();
+      current = null;
     },
     stop: () => (stopping ??= stopStarted()),
+    activity: () => current && `${current.verb} "${current.name}" (for ${((performance.now() - current.since) / 1000).toFixed(1)} s)`,
   };
 }

@@ -7,6 +7,7 @@ import { clusterFolder } from './embedded/cluster-folder.js';
 import { SUPERUSER, initCluster, newPassword, readPassword, savePassword } from './embedded/cluster.js';
 import { ProgramFailed, startPostgres, type PostgresServer } from './embedded/postgres-process.js';
 import { postgresUser, sharedFolder, type SystemUser } from './embedded/postgres-user.js';
+import { OWNER_SETTING, announceStopping, settleLeftover, stoppedAnnouncement } from './embedded/leftover.js';
 import { EmbeddedStartError, USE_OWN_DATABASE, reason } from './embedded/start-error.js';
 import { freePort } from '../../src/util/free-port.js';
 
@@ -19,6 +20,8 @@ export interface EmbeddedDatabase {
   binaries: string;
   /** Fast shutdown; resolves once PostgreSQL exited. Safe to call more than once. */
   stop(): Promise<void>;
+  /** Says that a stop is coming (the app drains first): a start on the same folder meanwhile waits for it. */
+  stopping(): Promise<void>;
   /** Fast shutdown that keeps the data folder, until `resume` (outage tests). */
   pause(): Promise<void>;
   /** Starts a paused server again, on the same port and data. */
@@ -31,6 +34,10 @@ export interface EmbeddedOptions {
   /** false: the data directory is deleted on stop (tests). */
   persistent: boolean;
   log: (message: string) => void;
+  /** Aborted: the start gives up at its next step (the process is stopping meanwhile). */
+  signal?: AbortSignal;
+  /** What the start did that its user should hear of (a PostgreSQL left by a killed start stopped); else `log`. */
+  notice?: (message: string) => void;
 }
 
 /** Clusters made before passwords were random used this one, published in the README. */
@@ -44,7 +51,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   try {
     return await start(options);
   } catch (error) {
-    if (error instanceof EmbeddedStartError) throw error;
+    if (error instanceof EmbeddedStartError || options.signal?.aborted) throw error;
     throw new EmbeddedStartError(`could not be set up for the data folder ${path.resolve(options.dataDir)}`, reason(error), USE_OWN_DATABASE);
   }
 }
@@ -55,10 +62,11 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const shipped = await shippedBinaries();
   const binaries = user ? await placeBinaries(shipped, user, await sharedFolder(user)) : shipped;
   const { pgdata, link } = await clusterFolder(options.dataDir, user);
-  const password = existsSync(path.join(pgdata, 'PG_VERSION'))
-    ? await readPassword(pgdata)
-    : await initCluster(binaries, pgdata, user, options.log);
-  let { server, port } = await startOnFreePort(binaries, pgdata, user, options.log);
+  const password = await clusterPassword(binaries, pgdata, user, options.log);
+  options.signal?.throwIfAborted();
+  const notice = options.notice ?? options.log;
+  await settleLeftover(pgdata, notice, options.signal);
+  let { server, port } = await startOnFreePort(binaries, pgdata, user, options.log, options.signal, notice);
   const urlFor = (secret: string, database: string) => `postgres://${SUPERUSER}:${secret}@127.0.0.1:${port}/${database}`;
   let url: string;
   try {
@@ -76,8 +84,11 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
     resume: async () => {
       server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log: options.log });
     },
+    stopping: () => announceStopping(pgdata),
     stop: async () => {
+      await announceStopping(pgdata);
       await server.stop();
+      await stoppedAnnouncement(pgdata);
       if (options.persistent) return;
       await rm(pgdata, { recursive: true, force: true });
       if (link) await unlink(link).catch(() => undefined);
@@ -86,6 +97,8 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
 }
 
 const FLAGS = [
+  // Who started it: a later start tells a postmaster left by a killed one (embedded/leftover.ts).
+  '-c', `${OWNER_SETTING}=${process.pid}`,
   '-c', 'listen_addresses=127.0.0.1',
   '-c', 'unix_socket_directories=',
   // Readiness is read from the log, so its language is fixed.
@@ -98,14 +111,22 @@ async function startOnFreePort(
   pgdata: string,
   user: SystemUser | null,
   log: (message: string) => void,
+  signal?: AbortSignal,
+  notice: (message: string) => void = log,
 ): Promise<{ server: PostgresServer; port: number }> {
   for (let attempt = 1; ; attempt++) {
+    signal?.throwIfAborted();
     const port = await freePort();
     try {
       const server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log });
       return { server, port };
     } catch (error) {
       if (error instanceof ProgramFailed && /Address already in use/.test(error.message) && attempt < 3) continue;
+      // Another start got there first (e.g. one still stopping): waited for, or refused, there.
+      if (error instanceof ProgramFailed && /postmaster\.pid/.test(error.message) && attempt < 3) {
+        await settleLeftover(pgdata, notice, signal);
+        continue;
+      }
       throw new EmbeddedStartError(
         `PostgreSQL did not start on the data folder ${pgdata}`,
         reason(error),
@@ -114,6 +135,18 @@ async function startOnFreePort(
           : `Fix the cause above, or remove ${pgdata} to start with a new, empty cluster. ${USE_OWN_DATABASE}`,
       );
     }
+  }
+}
+
+/** The existing cluster's password, or a new cluster's; a cluster another start just made is used. */
+async function clusterPassword(binaries: Binaries, pgdata: string, user: SystemUser | null, log: (message: string) => void): Promise<string | null> {
+  const exists = () => existsSync(path.join(pgdata, 'PG_VERSION'));
+  if (exists()) return readPassword(pgdata);
+  try {
+    return await initCluster(binaries, pgdata, user, log);
+  } catch (error) {
+    if (exists()) return readPassword(pgdata);
+    throw error;
   }
 }
 

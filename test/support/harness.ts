@@ -5,6 +5,7 @@ import type { App, AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
 import { cloneDatabase } from '../../support/databases.js';
 import { TEMPLATE_DATABASE } from './global-setup.js';
+import { boundedStop, within } from './bounded.js';
 import { postGraphQL, type GraphQLResponse } from '../../support/graphql-client.js';
 import { startServerProcess, type ServerProcess } from '../../support/server-process.js';
 import { startLocalApp } from '../../support/start-app.js';
@@ -60,7 +61,7 @@ export async function startApp(
   environment: Record<string, string> = {},
   options: AppOptions = {},
 ): Promise<App> {
-  return startLocalApp(databaseUrl, {
+  const app = await startLocalApp(databaseUrl, {
     secret: TEST_SECRET,
     options,
     environment: {
@@ -74,6 +75,7 @@ export async function startApp(
       ...environment,
     },
   });
+  return boundedStop(app);
 }
 
 /** `src/main.ts` as production runs it, in a process of its own on the database, ready; the caller stops it. */
@@ -111,7 +113,7 @@ export async function startCluster(instances: AppOptions[] = [{}], route: Route 
     startInstance,
     db,
     stop: async () => {
-      await db.end();
+      await within('the end of the cluster\'s SQL client', db.end());
       await Promise.all(apps.map((app) => app.stop()));
     },
   };

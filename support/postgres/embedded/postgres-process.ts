@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { SystemUser } from './postgres-user.js';
+import { watchPostmaster } from './watchdog.js';
 
 export interface ProcessOptions {
   /** As root: the user to run as. */
@@ -51,8 +52,28 @@ export function runProgram(file: string, args: string[], options: ProcessOptions
 
 export interface PostgresServer {
   pid: number;
-  /** Fast shutdown (SIGINT): sessions are ended, a checkpoint written. Resolves once it exited. */
+  /**
+   * Fast shutdown (SIGINT): sessions are ended, a checkpoint written. Resolves once it exited; one
+   * that has not within a minute gets an immediate shutdown (SIGQUIT), then SIGKILL: a stop is bounded.
+   */
   stop(): Promise<void>;
+}
+
+const FAST_SHUTDOWN_MS = 60_000;
+const IMMEDIATE_SHUTDOWN_MS = 10_000;
+
+async function escalate(child: ChildProcess, exited: Promise<void>, log: (message: string) => void): Promise<void> {
+  const steps = [['SIGINT', FAST_SHUTDOWN_MS], ['SIGQUIT', IMMEDIATE_SHUTDOWN_MS], ['SIGKILL', 0]] as const;
+  for (const [signal, withinMs] of steps) {
+    if (child.exitCode !== null || child.signalCode !== null) break;
+    if (signal !== 'SIGINT') log(`postgres ${child.pid} did not stop within its time after the previous signal: sending ${signal}`);
+    child.kill(signal);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((settle) => (timer = withinMs > 0 ? setTimeout(() => settle('late'), withinMs) : undefined));
+    const outcome = await Promise.race(withinMs > 0 ? [exited, late] : [exited]).finally(() => clearTimeout(timer));
+    if (outcome !== 'late') break;
+  }
+  await exited;
 }
 
 const READY = 'database system is ready to accept connections';
@@ -63,9 +84,11 @@ export function startPostgres(file: string, args: string[], options: ProcessOpti
     const { child, output } = spawnProgram(file, args, options);
     let ready = false;
     const exited = new Promise<void>((settle) => child.once('exit', () => settle()));
-    // A last resort should the process exit without stop(): signals are sent synchronously.
+    if (child.pid) void exited.then(watchPostmaster(child.pid, options.user));
+    // A last resort should the process exit without stop(): signals are sent synchronously. First
+    // in line: a listener that throws (a logger flushing to a closed stdout) skips those after it.
     const onExit = () => child.kill('SIGINT');
-    process.once('exit', onExit);
+    process.prependOnceListener('exit', onExit);
     void exited.then(() => process.removeListener('exit', onExit));
     child.on('error', (error) => {
       process.removeListener('exit', onExit);
@@ -87,13 +110,7 @@ export function startPostgres(file: string, args: string[], options: ProcessOpti
       let stopping: Promise<void> | null = null;
       resolve({
         pid: child.pid!,
-        stop: () => {
-          if (!stopping) {
-            if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-            stopping = exited;
-          }
-          return stopping;
-        },
+        stop: () => (stopping ??= escalate(child, exited, options.log)),
       });
     };
     child.stderr?.on('data', watch);

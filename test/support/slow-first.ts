@@ -1,0 +1,32 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that took longest in a measured full run (`npm test` on main, 2026-12-04), longest
+ * first. Vitest orders by the durations it cached in an earlier run, and by size on a fresh clone
+ * (CI), where a long file drawn last would run alone at the end while the other worker idles.
+ */
+const SLOW_FIRST = [
+  'test/start-anywhere.test.ts',
+  'test/embedded-exits.test.ts',
+  'test/webhooks-crash.test.ts',
+  'test/boundary.test.ts',
+  'test/failover.test.ts',
+  'test/outage.test.ts',
+  'test/cluster-cache.test.ts',
+  'test/streams.test.ts',
+  'test/purge.test.ts',
+  'test/rollout-streams.test.ts',
+];
+
+/** Vitest's order, with the known slow files first: the run's tail is made of short files. */
+export class SlowFirstSequencer extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) => {
+      const at = SLOW_FIRST.findIndex((name) => file.moduleId.endsWith(`/${name}`));
+      return at < 0 ? SLOW_FIRST.length : at;
+    };
+    // Array.prototype.sort is stable: the rest keep vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
