@@ -57,6 +57,8 @@ describe('metrics of a busy server', () => {
     await eventually(async () => (await metric(app, 'community_webhook_deliveries_total', { outcome: 'delivered' })) >= 2, 60_000);
     expect((await feed.next())?.data?.data?.communityMembershipChanges?.cursor).toEqual(expect.any(String));
     await eventually(async () => (await metric(app, 'community_change_feed_lag_seconds_count')) >= 2, 60_000);
+    // Every event's deliveries made, whatever order the worker took them in (the scrape reads the table).
+    await eventually(async () => (await metric(app, 'community_webhook_backlog')) === 0, 60_000);
     await feed.close();
     await watch.close();
     expect(received).toBeGreaterThanOrEqual(2);
