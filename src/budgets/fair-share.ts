@@ -9,7 +9,7 @@ import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest,
 import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
 import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
 
-export type { BucketState, Decision } from './budget-entry.js';
+export type { BucketState, Decision, Refusal } from './budget-entry.js';
 
 /** How often idle leases are returned and, while the store is unreachable, it is tried again. */
 const SWEEP_MS = 250;
@@ -112,6 +112,25 @@ export class FairShare {
   }
 
   /**
+   * Spends one point only from a lease the store granted, asking it now when none is in hand: never
+   * ahead of the shared bucket (as `take` may run, or a new entry that assumes a full bucket), so a
+   * small, slow budget (one user's rejoins) holds exactly across instances and across idle gaps.
+   * While the store is unreachable: this instance's own share, as `take`.
+   */
+  async takeOneLeased(key: string, budget: Budget): Promise<Decision> {
+    let entry = this.entry(key, budget, Date.now());
+    entry.lastUsed = Date.now();
+    // After a grant short of a point, the store has none until the refill is due: no need to ask.
+    if (entry.lease < 1 && this.reachable && entry.nextAskAt <= Date.now()) {
+      await this.syncNow(key);
+      entry = this.entry(key, budget, Date.now());
+    }
+    if (entry.lease >= 1 || !this.reachable) return this.take(key, budget, 1);
+    this.setDry(entry, true);
+    return refusal(entry, 1, true, this.options.instances, Date.now());
+  }
+
+  /**
    * Spends `cost` points once the bucket holds them, waiting for its refill meanwhile: for what is
    * never refused (a leave), so it is never free either. At most what one instance may spend alone
    * (a bucket / instances) is asked, so the wait ends even for an operation larger than the bucket.
@@ -183,11 +202,27 @@ export class FairShare {
     if (this.timer || this.syncing || this.dirty.size === 0 || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.syncing = this.sync(false).finally(() => {
-        this.syncing = null;
-        if (this.reachable) this.schedule(null);
-      });
+      void this.runSync();
     }, this.options.syncMs).unref();
+  }
+
+  /** One sync at a time: `applyGrant` settles what was owed when the request left. */
+  private runSync(): Promise<void> {
+    this.syncing = this.sync(false).finally(() => {
+      this.syncing = null;
+      if (this.reachable) this.schedule(null);
+    });
+    return this.syncing;
+  }
+
+  /** Asks the store for `key`'s slice now, after any sync in flight, and waits for the answer. */
+  private async syncNow(key: string): Promise<void> {
+    while (this.syncing) await this.syncing;
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.dirty.add(key);
+    await this.runSync();
   }
 
   private async sync(final: boolean): Promise<void> {

@@ -5,8 +5,8 @@ import type { Plugin } from 'graphql-yoga';
 import { SCOPES, type Authenticator } from '../auth/authenticate.js';
 import type { GraphQLContext, RateLimitNote, Services } from '../api/context.js';
 import { fairShareConfig } from '../budgets/fair-share-config.js';
-import type { BucketState } from '../budgets/fair-share.js';
-import { membershipChangesOf, principalCache } from '../budgets/principal.js';
+import type { BucketState, Decision, Refusal } from '../budgets/fair-share.js';
+import { membershipChangesOf, principalCache, type BudgetClass } from '../budgets/principal.js';
 import type { AppConfig } from '../config/config.js';
 import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
@@ -18,6 +18,9 @@ import type { RequestRecord } from './request-observer.js';
 type Context = GraphQLContext & { req?: http.IncomingMessage; request?: Request };
 /** A stream past its budget asks again no sooner than this (a lease may arrive meanwhile). */
 const MIN_PAUSE_MS = 20;
+
+/** A charge settled: null (admitted), the refusal, or a leave's `done` once it has waited its turn. */
+type Charged = ExecutionResult | (() => void) | null;
 
 type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>>, void | Promise<unknown>>;
 
@@ -43,8 +46,11 @@ export function useFairShare(
 
   const leaveLine = new LeaveLine();
 
-  /** Refused: the answer. A leave past its caller's budget: its turn in the caller's line. Else null. */
-  const charge = (args: ExecutionArgs): ExecutionResult | Promise<() => void> | null => {
+  /**
+   * Refused: the answer. A leave past its caller's budget: its turn in the caller's line (a function
+   * to call when it is done). Rejoins: the answer once each rejoining user's limit is asked. Else null.
+   */
+  const charge = (args: ExecutionArgs): Charged | Promise<Charged> => {
     const context = args.contextValue as Context;
     const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown');
     const cost = operationCharge(args, memo);
@@ -61,19 +67,28 @@ export function useFairShare(
         return done;
       });
     }
-    let decision = fairShare.take(principal.key, principal.budget, cost);
-    let limit = 'budget';
-    if (decision.admitted) {
-      for (const userId of changes.rejoins) {
-        const rejoins = membershipChangesOf(userId, budgets);
-        const taken = fairShare.take(rejoins.key, rejoins.budget, 1);
-        if (!taken.admitted) [decision, limit] = [{ ...taken, state: decision.state }, 'membershipChanges'];
-        if (!taken.admitted) break;
-      }
+    const decision = fairShare.take(principal.key, principal.budget, cost);
+    if (!decision.admitted || changes.rejoins.length === 0) return answer(context, principal.class, cost, decision, 'budget');
+    return takeRejoins(changes.rejoins).then((refused) =>
+      answer(context, principal.class, cost, refused ? { ...refused, state: decision.state } : decision, refused ? 'membershipChanges' : 'budget'),
+    );
+  };
+
+  /** Each rejoining user's limit, exactly across instances (a rejoin is rare; a round trip is fine): the first refusal, or null. */
+  const takeRejoins = async (userIds: readonly string[]): Promise<Refusal | null> => {
+    for (const userId of userIds) {
+      const rejoins = membershipChangesOf(userId, budgets);
+      const taken = await fairShare.takeOneLeased(rejoins.key, rejoins.budget);
+      if (!taken.admitted) return taken;
     }
-    const note: RateLimitNote = { principalClass: principal.class, cost, admitted: decision.admitted, state: decision.state };
+    return null;
+  };
+
+  /** The note on the context and the metric; refused, the 429 answer, else null. */
+  const answer = (context: Context, principalClass: BudgetClass, cost: number, decision: Decision, limit: string): ExecutionResult | null => {
+    const note: RateLimitNote = { principalClass, cost, admitted: decision.admitted, state: decision.state };
     context.rateLimit = note;
-    (decision.admitted ? metrics.fairShare.admitted : metrics.fairShare.refused)(principal.class, cost);
+    (decision.admitted ? metrics.fairShare.admitted : metrics.fairShare.refused)(principalClass, cost);
     if (decision.admitted) return null;
     const record = requestScope.getStore()?.record;
     if (record) record.limited = limit;
@@ -98,20 +113,24 @@ export function useFairShare(
 
   return {
     onExecute({ args, setResultAndStopExecution }) {
+      const settle = (charged: Charged): ExecuteHooks | void => {
+        if (charged === null) return ADD_COST_EXTENSION;
+        if (typeof charged !== 'function') return setResultAndStopExecution(charged);
+        // A leave past the budget has waited its turn and its points; it says when it is done.
+        return {
+          onExecuteDone(payload) {
+            charged();
+            return ADD_COST_EXTENSION.onExecuteDone!(payload);
+          },
+        };
+      };
       const charged = charge(args);
-      if (charged === null) return ADD_COST_EXTENSION;
-      if (!(charged instanceof Promise)) return setResultAndStopExecution(charged);
-      // A leave past the budget has waited its turn and its points; it says when it is done.
-      return charged.then((done) => ({
-        onExecuteDone(payload) {
-          done();
-          return ADD_COST_EXTENSION.onExecuteDone!(payload);
-        },
-      }));
+      return charged instanceof Promise ? charged.then(settle) : settle(charged);
     },
     onSubscribe({ args, setResultAndStopExecution }) {
-      const charged = charge(args);
-      if (charged !== null && !(charged instanceof Promise)) return setResultAndStopExecution(charged);
+      // A subscription is neither a leave nor a rejoin: its charge is answered at once.
+      const charged = charge(args) as Charged;
+      if (charged !== null && typeof charged !== 'function') return setResultAndStopExecution(charged);
       // Every event after the first costs what the subscription cost to open: replayed history and live alike.
       const context = args.contextValue as Context;
       const note = context.rateLimit;
