@@ -102,9 +102,11 @@ export function leaseRequest(key: string, entry: Entry, instances: number, giveB
   return { key, settle, want, capacity: entry.budget.capacity, rate: entry.budget.rate };
 }
 
-/** Applies the store's answer to what was spent meanwhile; false: the entry can be forgotten. */
-export function applyGrant(entry: Entry, request: LeaseRequest, grant: LeaseGrant, instances: number, answeredAt: number): boolean {
-  const gaveBack = request.want === 0;
+/**
+ * Applies the store's answer to what was spent meanwhile; false: the entry can be forgotten.
+ * `gaveBack` says what the request was: a request wanting nothing (its lease already a full slice) is not a give-back.
+ */
+export function applyGrant(entry: Entry, request: LeaseRequest, grant: LeaseGrant, instances: number, answeredAt: number, gaveBack: boolean): boolean {
   // Idle, and nothing spent since the request: its lease is back, nothing is owed.
   if (gaveBack && request.settle === entry.owed - entry.lease) return false;
   // What was spent from a lease given back meanwhile is owed now.

@@ -122,7 +122,7 @@ export class FairShare {
     entry.lastUsed = Date.now();
     // After a grant short of a point, the store has none until the refill is due: no need to ask.
     if (entry.lease < 1 && this.reachable && entry.nextAskAt <= Date.now()) {
-      await this.syncNow(key);
+      await this.syncNow(key, () => (this.entries.get(key)?.lease ?? 0) >= 1);
       entry = this.entry(key, budget, Date.now());
     }
     if (entry.lease >= 1 || !this.reachable) return this.take(key, budget, 1);
@@ -215,10 +215,10 @@ export class FairShare {
     return this.syncing;
   }
 
-  /** Asks the store for `key`'s slice now, after any sync in flight, and waits for the answer. */
-  private async syncNow(key: string): Promise<void> {
+  /** Asks the store for `key`'s slice now, after any sync in flight (unless that one brought it `enough`), and waits for the answer. */
+  private async syncNow(key: string, enough: () => boolean): Promise<void> {
     while (this.syncing) await this.syncing;
-    if (this.stopped) return;
+    if (this.stopped || enough()) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.dirty.add(key);
@@ -228,9 +228,13 @@ export class FairShare {
   private async sync(final: boolean): Promise<void> {
     const now = Date.now();
     const requests: LeaseRequest[] = [];
+    const givenBack = new Set<string>();
     for (const key of this.dirty) {
       const entry = this.entries.get(key);
-      if (entry) requests.push(leaseRequest(key, entry, this.options.instances, final || now - entry.lastUsed >= IDLE_MS));
+      if (!entry) continue;
+      const giveBack = final || now - entry.lastUsed >= IDLE_MS;
+      requests.push(leaseRequest(key, entry, this.options.instances, giveBack));
+      if (giveBack) givenBack.add(key);
     }
     this.dirty.clear();
     if (requests.length === 0) return;
@@ -240,7 +244,7 @@ export class FairShare {
       const byKey = new Map(requests.map((request) => [request.key, request]));
       for (const grant of grants) {
         const entry = this.entries.get(grant.key);
-        if (!entry || applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt)) continue;
+        if (!entry || applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt, givenBack.has(grant.key))) continue;
         this.setDry(entry, false);
         this.entries.delete(grant.key);
       }
