@@ -28,6 +28,7 @@ import { createFairShare } from './budgets/fair-share.js';
 import { createWebhooks } from './webhooks/webhooks.js';
 import { buildInfo } from './observability/build-info.js';
 import { Metrics } from './observability/metrics.js';
+import { metricsExport } from './observability/metrics-export.js';
 import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
@@ -174,6 +175,8 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     { name: 'request scope', stop: () => requestScope.disable() },
     { name: 'tracing', stop: () => tracing.shutdown() },
     { name: 'database', stop: () => database.close() },
+    // Stopped before the database: the final export still reads the backlog gauges from it.
+    { name: 'metrics export', ...metricsExport(config.tracing.metricsExporter, metrics.registry, instanceId, config.tracing.serviceName, logger) },
     {
       name: 'start-up checks',
       async start() {

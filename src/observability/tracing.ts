@@ -2,7 +2,6 @@ import { context, ProxyTracerProvider, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
-import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -12,8 +11,8 @@ import {
   TracerProvider,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import type { TracingConfig } from '../config/groups/observability.js';
+import { serviceResource } from './service-resource.js';
 
 export interface Tracing {
   /** Spans of this app; a no-op tracer when tracing is off. */
@@ -43,7 +42,7 @@ export function startTracing(config: TracingConfig, instanceId: string): Tracing
   const manager = new AsyncLocalStorageContextManager();
   if (context.setGlobalContextManager(manager)) manager.enable();
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, 'service.instance.id': instanceId }),
+    resource: serviceResource(config.serviceName, instanceId),
     sampler: sampler(config.sampler, config.samplerArg),
     spanLimits: { attributeCountLimit: 128, linkCountLimit: 1_024, eventCountLimit: 128, attributeValueLengthLimit: 4_096 },
     spanProcessors: [
