@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Authenticator } from './auth/authenticate.js';
 import { createKeySource } from './auth/create-key-source.js';
@@ -10,7 +9,6 @@ import { checkListenSession } from './db/listen/listen-check.js';
 import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { DurabilityMonitor } from './db/durability-monitor.js';
-import { connectDatabase } from './db/database.js';
 import { openInstanceDatabase } from './db/instance-database.js';
 import { poolUsage } from './db/pool-usage.js';
 import { ensureSchema } from './db/migrations/schema-version.js';
@@ -20,16 +18,14 @@ import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { membershipSource } from './membership/membership-snapshot.store.js';
 import { MembershipRecords } from './membership/membership-records.js';
-import { MEMBERSHIP_CHANNEL } from './membership/membership-notification.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
-import { createFairShare } from './budgets/fair-share.js';
+import { createFairShare } from './budgets/create-fair-share.js';
 import { createWebhooks } from './webhooks/webhooks.js';
 import { buildInfo } from './observability/build-info.js';
 import { Metrics } from './observability/metrics.js';
 import { metricsExport } from './observability/metrics-export.js';
-import { PURGE_CHANNEL } from './purge/purge-notification.js';
 import { startTracing } from './observability/tracing.js';
 import { PurgeJobs } from './purge/purge-jobs.js';
 import { countSignals } from './server/request-observer.js';
@@ -78,7 +74,7 @@ export interface AppParts {
   readonly pools: () => string;
 }
 
-/** The composition root: everything an instance owns is created here (appParts) and nowhere else. */
+/** The composition root: an instance's parts are made and put in order here (appParts); each part closes what it opens. */
 export function createApp(config: AppConfig, options: AppOptions = {}): App {
   const { instance, parts, logger, pools } = appParts(config, options);
   const { start, stop, activity } = lifecycle(parts, {
@@ -103,6 +99,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   // Another host, or the listener back after a loss (a repointed pooler): the primary may be another.
   connections.endpoint.onHostChange(() => durability.recheck());
   // The instance's one LISTEN session, on a session connection of its own (never a transaction pooler).
+  // Its followers subscribe themselves: the membership sync, purge progress, the change feed, the webhook dispatcher.
   const listener = new ChannelListener({
     endpoint: connections.listenEndpoint,
     applicationName: `community-layer listener ${instanceId}`,
@@ -119,36 +116,27 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     isLeft: (userId) => membership.cache.isLeft(userId),
     ...config.signals,
   });
-  // One set of places for every stream, whatever it follows: the caps and the gauge see them all.
-  const subscriptionCaps = new SubscriptionCaps(config.subscriptions);
-  const statusFeed = new MembershipStatusFeed(database.db, membership, subscriptionCaps, logger);
+  // The streams users follow (status, purge progress) share one set of places, which the gauge counts.
+  const userStreamCaps = new SubscriptionCaps(config.subscriptions);
+  const statusFeed = new MembershipStatusFeed(database.db, membership, userStreamCaps, logger);
   metrics.observeSubscriptions(statusFeed);
   const { background } = metrics;
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, logger, config.purge, subscriptionCaps, tracer, (removed, seconds) => {
+  const purges = new PurgeJobs(database.db, purgeDatabase.db, listener, logger, config.purge, userStreamCaps, tracer, (removed, seconds) => {
     background.purgesFinished.inc();
     background.purgeEntries.inc(removed);
     if (seconds !== null) background.purgeDuration.observe(seconds);
   });
-  // Feed streams are capped like status streams: per principal (as per user) and per instance.
-  const changeFeed = new MembershipChangeFeed(database.db, new SubscriptionCaps(config.subscriptions), config.downstream, (lag) => background.changeFeedLag.observe(lag));
+  // The change feed's streams have a set of their own, with the same limits: per principal (as per user) and per instance.
+  const changeFeed = new MembershipChangeFeed(database.db, listener, new SubscriptionCaps(config.subscriptions), config.downstream, (lag) => background.changeFeedLag.observe(lag));
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits
-  // do not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
-  const queueDatabase = connectDatabase({ url: config.database.listenUrl, poolMax: config.webhooks.concurrency + 3, logger, limits: config.database, asynchronousCommit: true });
-  const webhooks = createWebhooks({ db: database.db, queueDatabase, settings: config.webhooks, logger, metrics });
+  const { webhooks, part: webhooksPart, pool: queuePool } = createWebhooks({ db: database.db, database: config.database, channel: listener, settings: config.webhooks, logger, metrics });
   metrics.observeBacklog(async () => {
     const [webhook, purgesRunning] = await Promise.all([webhooks.backlog(), purges.running()]);
     return { webhookPending: webhook.pending, webhookOldestPendingSeconds: webhook.oldestPendingSeconds, webhookDispatchLagSeconds: webhook.dispatchLagSeconds, purgesRunning };
   });
-  // The listener's other followers (the membership sync subscribed itself). The feed and the
-  // dispatcher read the outbox: any membership notification, or a new session, may mean new rows.
-  listener.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() });
-  listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => changeFeed.wake(), onListening: () => changeFeed.wake() });
-  listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => webhooks.wake() });
   const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
-  // Budgets per caller, cluster-wide (src/budgets); leases on a pool of their own, never behind a request.
-  const budgetDatabase = connectDatabase({ url: config.database.url, endpoint: connections.endpoint, poolMax: 1, logger, limits: config.database });
-  const fairShare = createFairShare(budgetDatabase.db, logger, config.fairShare);
+  // Budgets per caller, cluster-wide (src/budgets).
+  const { fairShare, part: fairSharePart, pool: budgetPool } = createFairShare({ database: config.database, endpoint: connections.endpoint, config: config.fairShare, logger });
   const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
   const transportOptions: TransportsOptions = {
@@ -195,7 +183,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
             endpoint: connections.listenEndpoint,
             applicationName: `community-layer listen check ${instanceId}`,
             timeoutMs: config.listener.heartbeatTimeoutMs,
-            notify: async (channel, payload) => void (await sql`SELECT pg_notify(${channel}, ${payload})`.execute(database.db)),
+            db: database.db,
           });
           await listener.start(); // the cache is loaded once it resolves
         },
@@ -207,9 +195,8 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     // In the background: an unreachable identity provider delays readiness, not the start.
     { name: 'auth keys', start: () => keys.start(), stop: () => keys.stop() },
     { name: 'purge database', stop: () => purgeDatabase.close() },
-    { name: 'fair share', start: () => fairShare.start(), stop: () => fairShare.stop().finally(() => budgetDatabase.close()) },
-    // A refused start closes the queue's own pool too.
-    { name: 'webhooks', start: () => webhooks.start().catch((error: unknown) => webhooks.stop().then(() => Promise.reject(error))), stop: () => webhooks.stop() },
+    fairSharePart,
+    webhooksPart,
     { name: 'purge worker', start: () => purges.start(), stop: () => purges.stop() },
     { name: 'signals', stop: () => signals.drained() },
     { name: 'http', start: async () => void Object.assign(urls, await transports.listen()), stop: () => transports.drain() },
@@ -218,6 +205,6 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     { name: 'readiness', stop: async () => { transports.stopAccepting(); await delay(config.shutdown.graceMs); } },
   ];
   const instance = { services, instanceId, transportOptions, get url() { return urls.url; }, get metricsUrl() { return urls.metricsUrl; } };
-  const pools = () => poolUsage({ request: database.pool, purge: purgeDatabase.pool, 'webhook queue': queueDatabase.pool, 'fair share': budgetDatabase.pool });
+  const pools = () => poolUsage({ request: database.pool, purge: purgeDatabase.pool, 'webhook queue': queuePool, 'fair share': budgetPool });
   return { instance, parts, logger, pools };
 }

@@ -1,13 +1,8 @@
-import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database } from '../db/schema.js';
 import type { Budget } from '../config/groups/fair-share.js';
-import type { AppConfig } from '../config/config.js';
-import { fairShareConfig } from './fair-share-config.js';
-import { forgetAfterSeconds } from './principal.js';
 import { ahead, alone, applyGrant, bucketState, estimate, IDLE_MS, leaseRequest, newEntry, PASS_MS, refusal, slice, stateOf, doorAvailable } from './budget-entry.js';
 import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
-import { leaseStore, type LeaseRequest, type LeaseStore } from './lease.store.js';
+import type { LeaseRequest, LeaseStore } from './lease.store.js';
 
 export type { BucketState, Decision, Refusal } from './budget-entry.js';
 
@@ -268,8 +263,3 @@ export class FairShare {
   }
 }
 
-/** The limiter of one instance, its buckets in `db` (the composition root's one line). */
-export function createFairShare(db: Kysely<Database>, logger: Logger, config: AppConfig['fairShare']): FairShare {
-  const forget = forgetAfterSeconds(fairShareConfig(config, ''));
-  return new FairShare({ store: leaseStore(db), logger, instances: config.instances, syncMs: config.syncMs, forget });
-}

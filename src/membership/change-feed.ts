@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { Channel } from '../db/listen/channel-listener.js';
 import type { Database } from '../db/schema.js';
 import { heldStream } from '../util/held-stream.js';
 import { ShuttingDownError } from '../util/shutting-down.js';
 import { listMembershipEvents, type MembershipEvent } from './membership-events.store.js';
+import { MEMBERSHIP_CHANNEL } from './membership-notification.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
 
 export type { MembershipEvent } from './membership-events.store.js';
@@ -17,11 +19,10 @@ export interface ChangeFeedOptions {
 
 /**
  * Every membership change from a cursor: history first, then live, read from the outbox in position
- * order. Each stream keeps its own cursor and reads the database again whenever it is woken (the
- * composition root wakes it on every membership notification, from any instance, and after every
- * LISTEN), or every `feedPollMs`; so it is exact across instances and reconnects: the database, not
- * a notification, says what comes next. A
- * stream takes a place from the subscription caps (keyed by the service principal) before it exists.
+ * order. Each stream keeps its own cursor and reads the database again whenever it is woken (by
+ * every membership notification, from any instance, and after every LISTEN), or every `feedPollMs`;
+ * so it is exact across instances and reconnects: the database, not a notification, says what comes
+ * next. A stream takes a place from `caps` (keyed by the service principal) before it exists.
  */
 export class MembershipChangeFeed {
   private readonly wakers = new Set<() => void>();
@@ -29,16 +30,20 @@ export class MembershipChangeFeed {
   private wakeups = 0;
   private closed = false;
 
+  /** `caps`: the change feed's own places (its streams are not users' streams). */
   constructor(
     private readonly db: Kysely<Database>,
+    channel: Channel,
     private readonly caps: SubscriptionCaps,
     private readonly options: ChangeFeedOptions,
     /** An event pushed to a live stream (caught up with history): seconds since its commit (metrics). */
     private readonly onLiveEvent: (lagSeconds: number) => void = () => undefined,
-  ) {}
+  ) {
+    channel.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => this.wake(), onListening: () => this.wake() });
+  }
 
   /** Something may have been recorded: every live stream reads again. */
-  wake(): void {
+  private wake(): void {
     this.wakeups++;
     for (const waker of [...this.wakers]) waker();
   }

@@ -81,7 +81,7 @@ export class MembershipStatusFeed {
     );
   }
 
-  /** Open streams on this instance, every kind (they share the caps). */
+  /** Open streams users follow on this instance: status and purge progress (they share the caps). */
   get subscribers(): number {
     return this.caps.open;
   }

@@ -2,9 +2,10 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import type { Channel } from '../db/listen/channel-listener.js';
 import type { Database } from '../db/schema.js';
 import type { SubscriptionCaps } from '../util/subscription-caps.js';
-import { decodePurgeNotification, progressKey } from './purge-notification.js';
+import { decodePurgeNotification, progressKey, PURGE_CHANNEL } from './purge-notification.js';
 import { PurgeProgressFeed } from './purge-progress-feed.js';
 import { PurgeWorker } from './purge-worker.js';
 import { DownstreamProcessors } from './downstream-processors.js';
@@ -22,10 +23,11 @@ export class PurgeJobs {
   readonly feed: PurgeProgressFeed;
   readonly downstream: DownstreamProcessors;
 
-  /** `caps`: the instance's places for every stream (shared with status streams). */
+  /** `caps`: the places for the streams users follow (shared with status streams). */
   constructor(
     private readonly db: Kysely<Database>,
     workerDb: Kysely<Database>,
+    channel: Channel,
     private readonly logger: Logger,
     config: Config['purge'],
     caps: SubscriptionCaps,
@@ -51,6 +53,7 @@ export class PurgeJobs {
         );
       },
     });
+    channel.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => this.notified(payload), onListening: () => this.feed.resync() });
   }
 
   /** Resumes whatever purge a crash or restart left running, then waits for new ones. */
@@ -90,7 +93,7 @@ export class PurgeJobs {
   }
 
   /** A `community_purge` notification (a chunk or request on any instance, or SQL). */
-  notified(payload: string): void {
+  private notified(payload: string): void {
     const change = decodePurgeNotification(payload);
     if (change) this.feed.changed(change.userId, change.key);
     else this.logger.warn({ payload }, 'purge notification not understood; ignored');

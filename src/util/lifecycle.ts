@@ -1,4 +1,7 @@
-/** One thing an app starts and stops. A start that throws must leave nothing of its own open. */
+/**
+ * One thing an app starts and stops. A start that throws must leave nothing of its own open: the
+ * list stops only the parts before it. A part that opens several things is made with `partOf`.
+ */
 export interface Part {
   readonly name: string;
   start?(): Promise<void> | void;
@@ -77,4 +80,14 @@ export function lifecycle(parts: readonly Part[], { onStopFailed, onSlowStop, sl
     stop: () => (stopping ??= stopStarted()),
     activity: () => current && `${current.verb} "${current.name}" (for ${((performance.now() - current.since) / 1000).toFixed(1)} s)`,
   };
+}
+
+/**
+ * One part made of `parts` (a pool, then the workers on it), for the factory that makes them all:
+ * started in order and stopped in reverse, as a lifecycle of its own, so a start that fails stops
+ * what it had started and leaves nothing open. Its stop rejects with its parts' first failure.
+ */
+export function partOf(name: string, parts: readonly Part[]): Part {
+  const own = lifecycle(parts, { onStopFailed: () => undefined });
+  return { name, start: () => own.start(), stop: () => own.stop() };
 }

@@ -24,9 +24,10 @@ export interface SubscriptionLimits {
 }
 
 /**
- * The places for open subscriptions on this instance, per followed user and in all, shared by every
- * kind of stream (membership status, purge progress): one instance per app, so the caps and the
- * `community_subscriptions` gauge see them all. A place is taken before the stream is made, so a
+ * Places for open streams on this instance, per followed user and in all. An app has two sets: one
+ * shared by the streams users follow (membership status, purge progress), which the
+ * `community_subscriptions` gauge counts, and one for the change feed's streams (keyed by service
+ * principal). A place is taken before the stream is made, so a
  * refusal comes before anything is sent (an HTTP 429 or 503, not an event), and given back once
  * when the stream ends.
  */

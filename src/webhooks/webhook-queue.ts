@@ -3,7 +3,9 @@ import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task, typ
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { Channel } from '../db/listen/channel-listener.js';
 import type { Database } from '../db/schema.js';
+import type { Part } from '../util/lifecycle.js';
 import { attemptDeliveries, type AttemptContext, type DeliveryPolicy } from './delivery-attempt.js';
 import type { DestinationPolicy } from './destination-policy.js';
 import { WebhookDispatcher } from './dispatcher.js';
@@ -19,8 +21,11 @@ export interface WebhookQueueOptions extends DeliveryPolicy {
   /**
    * The queue's own connections, apart from the request pool: session ones (graphile-worker LISTENs
    * for new jobs; the liveness locks are session locks), so the direct URL, never a transaction pooler.
+   * Whoever made them closes them, after the queue's parts have stopped.
    */
-  database: { db: Kysely<Database>; pool: pg.Pool; close(): Promise<void> };
+  database: { db: Kysely<Database>; pool: pg.Pool };
+  /** The instance's LISTEN session: membership notifications wake the dispatcher. */
+  channel: Channel;
   /** off: this instance neither dispatches nor attempts (replays are still queued, for the instances that do). */
   delivery: 'on' | 'off';
   concurrency: number;
@@ -50,11 +55,26 @@ export class WebhookQueue {
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
-    this.dispatcher = new WebhookDispatcher(this.db, options.logger, options.pollMs, options.dispatchCoalesceMs, options.probationSuccesses);
+    this.dispatcher = new WebhookDispatcher(this.db, options.channel, options.logger, options.pollMs, options.dispatchCoalesceMs, options.probationSuccesses);
     this.liveness = new WorkerLiveness(this.pool, this.db, options.logger, options.recoveryMs);
   }
 
-  async start(): Promise<void> {
+  /**
+   * Its parts in start order: graphile-worker's schema (on every instance: one with delivery off
+   * still queues replays), then, with delivery on, the liveness locks, the worker and the dispatcher.
+   */
+  parts(): Part[] {
+    const schema: Part = { name: 'queue schema', start: () => this.installQueueSchema() };
+    if (this.options.delivery === 'off') return [schema];
+    return [
+      schema,
+      { name: 'worker liveness', start: () => this.liveness.start(), stop: () => this.liveness.stop() },
+      { name: 'worker', start: () => this.startWorker(), stop: () => this.runner?.stop() },
+      { name: 'dispatcher', start: () => this.dispatcher.start(), stop: () => this.dispatcher.stop() },
+    ];
+  }
+
+  private async startWorker(): Promise<void> {
     const { options } = this;
     const slowLane = SlowLane.forWorkers(options.concurrency);
     const context: AttemptContext = {
@@ -71,10 +91,6 @@ export class WebhookQueue {
       slowLane,
     };
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
-    // Installed on every instance: one with delivery off still queues replays.
-    await this.installQueueSchema();
-    if (options.delivery === 'off') return;
-    await this.liveness.start();
     const events: WorkerEvents = new EventEmitter();
     events.on('worker:create', ({ worker }) => this.liveness.hold(worker.workerId));
     this.runner = await run({
@@ -90,7 +106,6 @@ export class WebhookQueue {
       logger: workerLogger(options.logger),
       events,
     });
-    this.dispatcher.start();
   }
 
   private async installQueueSchema(): Promise<void> {
@@ -104,17 +119,6 @@ export class WebhookQueue {
     }
   }
 
-  /** A feed event may have been recorded. */
-  wake(): void {
-    if (this.runner) this.dispatcher.wake();
-  }
-
-  async stop(): Promise<void> {
-    await this.dispatcher.stop();
-    await this.runner?.stop();
-    await this.liveness.stop();
-    await this.options.database.close();
-  }
 }
 
 /** A job's deliveries: an array of ids; `{ deliveryId }` from jobs queued before jobs carried several. */

@@ -1,4 +1,7 @@
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import { connectDatabase } from '../db/database.js';
+import type { Channel } from '../db/listen/channel-listener.js';
 import type { Database, MembershipEventKind } from '../db/schema.js';
 import type { DeliveryOutcome } from './delivery-attempt.js';
 import { listDeliveries, pendingDeliveries } from './delivery.store.js';
@@ -7,9 +10,10 @@ import { ADDRESS_NOT_ALLOWED, DestinationPolicy } from './destination-policy.js'
 import { disableEndpoint, enableEndpoint, listEndpoints, registerEndpoint } from './endpoint.store.js';
 import { replayDelivery } from './replay-delivery.js';
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.js';
+import type { AppConfig, Config } from '../config/config.js';
 import type { Metrics } from '../observability/metrics.js';
-import { WebhookQueue, type WebhookQueueOptions } from './webhook-queue.js';
+import { partOf, type Part } from '../util/lifecycle.js';
+import { WebhookQueue } from './webhook-queue.js';
 import type { WebhookDelivery, WebhookEndpoint } from './webhook-records.js';
 
 /** A registration refused (a bad URL, user info, an address not allowed): nothing is written. */
@@ -20,18 +24,32 @@ export class WebhookRefusal extends Error {
   }
 }
 
-export interface WebhooksParts {
+export interface WebhooksOptions {
   /** The request pool: endpoints and deliveries as admins read and change them. */
   db: Kysely<Database>;
-  /** The queue's own session connections (WebhookQueueOptions.database). */
-  queueDatabase: WebhookQueueOptions['database'];
+  /** DATABASE_LISTEN_URL (a session connection: WebhookQueueOptions.database) and the session limits. */
+  database: AppConfig['database'];
+  /** The instance's LISTEN session, which the dispatcher follows. */
+  channel: Channel;
   settings: Config['webhooks'];
   logger: Logger;
   metrics: Metrics;
 }
 
-/** The capability with its queue, as the composition root wires it. */
-export function createWebhooks({ db, queueDatabase, settings, logger, metrics }: WebhooksParts): Webhooks {
+export interface WebhooksInstance {
+  /** What the API reaches. */
+  webhooks: Webhooks;
+  /** Starts the queue; stopped, or refused at its start, it stops what it started, then closes the queue's pool. */
+  part: Part;
+  /** The queue's pool, for its use (`poolUsage`). */
+  pool: pg.Pool;
+}
+
+/** The capability with its queue, and the queue's own pool, made here and closed by `part`. */
+export function createWebhooks({ db, database, channel, settings, logger, metrics }: WebhooksOptions): WebhooksInstance {
+  // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits do
+  // not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
+  const queueDatabase = connectDatabase({ url: database.listenUrl, poolMax: settings.concurrency + 3, logger, limits: database, asynchronousCommit: true });
   const destinations = new DestinationPolicy(settings.allowedDestinations);
   const onDisabled = (endpointId: string, reason: string) => {
     metrics.webhookEndpointsDisabled.inc();
@@ -42,33 +60,20 @@ export function createWebhooks({ db, queueDatabase, settings, logger, metrics }:
     logger.info({ endpointId, deliveryId, detail }, 'webhook attempt failed');
   const onOutcome = (outcome: DeliveryOutcome, count: number) =>
     metrics.background.webhookDeliveries.inc({ outcome }, count);
-  const queue = new WebhookQueue({ ...settings, database: queueDatabase, destinations, logger, onDisabled, onFailed, onOutcome });
-  return new Webhooks(db, queue, destinations);
+  const queue = new WebhookQueue({ ...settings, database: queueDatabase, channel, destinations, logger, onDisabled, onFailed, onOutcome });
+  const part = partOf('webhooks', [{ name: 'webhook queue pool', stop: () => queueDatabase.close() }, ...queue.parts()]);
+  return { webhooks: new Webhooks(db, destinations), part, pool: queueDatabase.pool };
 }
 
 /**
  * The webhooks capability as the API reaches it: endpoints and deliveries on the request pool
- * (the stores), the queue that delivers them (its own connections), started and stopped with it.
+ * (the stores); the queue delivers them, on its own connections.
  */
 export class Webhooks {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly queue: WebhookQueue,
     private readonly destinations: DestinationPolicy,
   ) {}
-
-  start(): Promise<void> {
-    return this.queue.start();
-  }
-
-  stop(): Promise<void> {
-    return this.queue.stop();
-  }
-
-  /** A feed event may have been recorded. */
-  wake(): void {
-    this.queue.wake();
-  }
 
   register(url: string, eventKinds: readonly MembershipEventKind[]): Promise<WebhookEndpoint> {
     const refusal = this.destinations.refusal(url);

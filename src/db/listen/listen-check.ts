@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import type { DatabaseEndpoint } from '../endpoint/database-endpoint.js';
+import type { Database } from '../schema.js';
 
 export class ListenSessionError extends Error {
   override name = 'ListenSessionError';
@@ -9,8 +11,8 @@ export interface ListenCheckOptions {
   endpoint: DatabaseEndpoint;
   applicationName: string;
   timeoutMs: number;
-  /** Sends a notification from another session (the pool). */
-  notify(channel: string, payload: string): Promise<void>;
+  /** Another session (the request pool) to send the notification from. */
+  db: Kysely<Database>;
 }
 
 /**
@@ -35,7 +37,7 @@ export async function checkListenSession(options: ListenCheckOptions): Promise<v
       timer = setTimeout(() => resolve(false), options.timeoutMs);
     });
     await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
-    await options.notify(channel, payload);
+    await options.db.selectNoFrom((eb) => eb.fn('pg_notify', [eb.val(channel), eb.val(payload)]).as('sent')).execute();
     if (!(await heard)) {
       throw new ListenSessionError(
         `DATABASE_LISTEN_URL did not deliver a notification to the session that listened within ${options.timeoutMs} ms: ` +
