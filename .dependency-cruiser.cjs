@@ -2,7 +2,7 @@
  * The layering rule (docs/architecture.md). From top to bottom; each layer imports only from the
  * layers below it, never up, and no files import each other in a circle:
  *   8 entry points   src/main.ts, src/cli/, bench/, scripts/, the tests (test/, packages/<name>/test/)
- *   7 support        support/: what entry points share (the one start-up, the embedded PostgreSQL
+ *   7 tooling        tooling/: what entry points share (the one start-up, the embedded PostgreSQL
  *                    launcher, template databases, PgBouncer, server processes); never createApp's
  *   6 composition    src/app.ts
  *   5 transports     src/server/, src/settings/
@@ -15,7 +15,7 @@
  * `npm run layers` checks it; CI fails on a new upward import.
  */
 const ENTRY = '^(src/main\\.ts|src/cli/|bench/|scripts/|test/|test-browser/|packages/[^/]+/test/)';
-const SUPPORT = '^support/';
+const TOOLING = '^tooling/';
 const COMPOSITION = '^src/app\\.ts$';
 const TRANSPORTS = '^src/(server|settings)/';
 const API = '^src/api/';
@@ -24,13 +24,13 @@ const PLATFORM = '^src/(auth|db)/';
 const BASE = '^src/(graphql|observability|config|ids|time|util)/';
 
 const above = {
-  [SUPPORT]: [ENTRY],
-  [COMPOSITION]: [ENTRY, SUPPORT],
-  [TRANSPORTS]: [ENTRY, SUPPORT, COMPOSITION],
-  [API]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS],
-  [CAPABILITIES]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS, API],
-  [PLATFORM]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS, API, CAPABILITIES],
-  [BASE]: [ENTRY, SUPPORT, COMPOSITION, TRANSPORTS, API, CAPABILITIES, PLATFORM],
+  [TOOLING]: [ENTRY],
+  [COMPOSITION]: [ENTRY, TOOLING],
+  [TRANSPORTS]: [ENTRY, TOOLING, COMPOSITION],
+  [API]: [ENTRY, TOOLING, COMPOSITION, TRANSPORTS],
+  [CAPABILITIES]: [ENTRY, TOOLING, COMPOSITION, TRANSPORTS, API],
+  [PLATFORM]: [ENTRY, TOOLING, COMPOSITION, TRANSPORTS, API, CAPABILITIES],
+  [BASE]: [ENTRY, TOOLING, COMPOSITION, TRANSPORTS, API, CAPABILITIES, PLATFORM],
 };
 
 module.exports = {
@@ -72,19 +72,19 @@ module.exports = {
       comment:
         "A workspace package is installed by other services: its code never imports the server or its tests. Its own tests (packages/*/test/, never published) run it against the real server.",
       from: { path: '^packages/', pathNot: '^packages/[^/]+/test/' },
-      to: { path: '^(src|support|test|test-browser|bench|scripts|examples)/' },
+      to: { path: '^(src|tooling|test|test-browser|bench|scripts|examples)/' },
     },
     {
       name: 'packages-by-name',
       severity: 'error',
       comment: "The service uses a workspace package only as its users do: by its name, never by a path into packages/.",
-      from: { path: '^(src|support|bench|scripts)/' },
+      from: { path: '^(src|tooling|bench|scripts)/' },
       to: { path: '^packages/', dependencyTypesNot: ['aliased-workspace'] },
     },
     {
       name: 'not-to-unresolvable',
       severity: 'error',
-      from: { path: '^(src|support|bench|scripts|packages)/' },
+      from: { path: '^(src|tooling|bench|scripts|packages)/' },
       to: { couldNotResolve: true },
     },
   ],

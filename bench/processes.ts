@@ -1,4 +1,4 @@
-import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { startServerProcess, type ServerProcess } from '../tooling/server-process.js';
 
 export interface ServerProcesses {
   /** GraphQL endpoint of each process. */
@@ -28,7 +28,7 @@ export interface ProcessOptions {
 const READY_WITHIN_MS = 180_000;
 
 /**
- * N real server processes (one event loop each, support/server-process.ts) on one database,
+ * N real server processes (one event loop each, tooling/server-process.ts) on one database,
  * each on its own loopback port; resolves once every /readyz answers 200.
  */
 export async function startServerProcesses(options: ProcessOptions): Promise<ServerProcesses> {

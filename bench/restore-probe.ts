@@ -2,7 +2,7 @@
 import { PRODUCTION } from './production-mode.js';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../src/config/config.js';
-import { startApp } from '../support/start-app.js';
+import { startApp } from '../tooling/start-app.js';
 
 /** What one instance's start cost, measured in a process of its own (see cases/restore.ts). */
 export interface RestoreProbe {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../src/config/config.js';
-import { startApp } from '../support/start-app.js';
+import { startApp } from '../tooling/start-app.js';
 
 /**
  * One server process for the cluster cases: the app `src/main.ts` runs, on DATABASE_URL with

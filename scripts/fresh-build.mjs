@@ -9,7 +9,7 @@ const STAMP = 'dist/.build-stamp';
 /** The version and commit a production install reports (src/observability/build-info.ts): it has no git. */
 const INFO = 'dist/build-info.json';
 /** What `npm run build` reads: the sources, the operation documents, the compiler settings. */
-const SOURCES = ['src', 'support', 'packages', 'examples/operations.graphql', 'tsconfig.json', 'tsconfig.build.json'];
+const SOURCES = ['src', 'tooling', 'packages', 'examples/operations.graphql', 'tsconfig.json', 'tsconfig.build.json'];
 
 /** Files only: a folder's time changes when a copy of the tree creates it (a release unpacked elsewhere). */
 function newestChange(entry) {

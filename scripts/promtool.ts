@@ -1,6 +1,6 @@
-// `npx tsx scripts/promtool.ts ARGS…`: Prometheus' promtool (support/promtool.ts fetches it into
+// `npx tsx scripts/promtool.ts ARGS…`: Prometheus' promtool (tooling/promtool.ts fetches it into
 // .cache/ when missing), e.g. `check rules deploy/prometheus/alerts.yaml`; exits with its code.
-import { promtool } from '../support/promtool.js';
+import { promtool } from '../tooling/promtool.js';
 
 const { code, stdout, stderr } = await promtool(process.argv.slice(2));
 process.stdout.write(stdout);

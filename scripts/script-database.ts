@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { loadConfig } from '../src/config/config.js';
-import type { EmbeddedDatabase } from '../support/postgres/embedded.js';
-import { startTemporaryPostgres } from '../support/postgres/temporary-postgres.js';
-import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import type { EmbeddedDatabase } from '../tooling/postgres/embedded.js';
+import { startTemporaryPostgres } from '../tooling/postgres/temporary-postgres.js';
+import { startPgBouncer, type PgBouncer } from '../tooling/pgbouncer.js';
 
 export interface ScriptDatabase {
   database: EmbeddedDatabase;

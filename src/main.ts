@@ -1,8 +1,8 @@
 import type { Config } from './config/config.js';
 import { maskedDatabaseUrl } from './config/database-url.js';
-import { configuredDatabase, type ConfiguredDatabase } from '../support/postgres/configured-database.js';
-import { EmbeddedStartError, type EmbeddedDatabase } from '../support/postgres/embedded.js';
-import { startApp } from '../support/start-app.js';
+import { configuredDatabase, type ConfiguredDatabase } from '../tooling/postgres/configured-database.js';
+import { EmbeddedStartError, type EmbeddedDatabase } from '../tooling/postgres/embedded.js';
+import { startApp } from '../tooling/start-app.js';
 import type { App } from './app.js';
 import { SCOPES } from './auth/authenticate.js';
 import { mintToken, resolveAuthKey, resolveReceiptKey } from './auth/tokens.js';

@@ -3,7 +3,7 @@ import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { startApp } from '../support/start-app.js';
+import { startApp } from '../tooling/start-app.js';
 import { freshDatabase, gql, TEST_SECRET, token } from '../test/support/harness.js';
 
 let app: App;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appParts, createApp } from '../src/app.js';
 import { lifecycle, type Part } from '../src/util/lifecycle.js';
 import { eventually, freshDatabase, TEST_SECRET } from './support/harness.js';
-import { localAppConfig } from '../support/start-app.js';
+import { localAppConfig } from '../tooling/start-app.js';
 
 /** createApp's parts in start order: read backwards, the order of a stop. */
 const PARTS = [

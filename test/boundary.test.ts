@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { aggregateMismatches, boundaryViolations, type Operation } from '../support/invariants.js';
+import { aggregateMismatches, boundaryViolations, type Operation } from '../tooling/invariants.js';
 import { gql, ROUTES, startCluster, type Cluster, type Route } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;

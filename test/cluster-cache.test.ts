@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { aggregateMismatches, boundaryViolations, type Operation } from '../support/invariants.js';
+import { aggregateMismatches, boundaryViolations, type Operation } from '../tooling/invariants.js';
 import { eventually, gql, ROUTES, type Cluster, useCluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;

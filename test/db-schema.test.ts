@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { expect, it } from 'vitest';
 import { connectDatabase } from '../src/db/database.js';
-import { dumpSchema } from '../support/postgres/catalog-dump.js';
+import { dumpSchema } from '../tooling/postgres/catalog-dump.js';
 import { readSqlFile } from '../src/db/migrations/sql-files.js';
 import { createLogger } from '../src/observability/logger.js';
 import { freshDatabase } from './support/harness.js';

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Command } from '../support/command.js';
-import { WATCHDOG_NAME } from '../support/postgres/embedded/watchdog.js';
-import { postGraphQL } from '../support/graphql-client.js';
-import { spawnServerProcess, type ServerProcess } from '../support/server-process.js';
+import { Command } from '../tooling/command.js';
+import { WATCHDOG_NAME } from '../tooling/postgres/embedded/watchdog.js';
+import { postGraphQL } from '../tooling/graphql-client.js';
+import { spawnServerProcess, type ServerProcess } from '../tooling/server-process.js';
 import { isRunning, newcomerEnvironment } from './support/checkout.js';
 import { TEST_SECRET, eventually, token } from './support/harness.js';
 
@@ -74,7 +74,7 @@ async function postmasters(): Promise<Array<{ pid: number; parent: number }>> {
   return found.filter(({ parent }) => !found.some(({ pid }) => pid === parent));
 }
 
-/** The watchdogs of postmaster `pid` (support/postgres/embedded/watchdog.ts). */
+/** The watchdogs of postmaster `pid` (tooling/postgres/embedded/watchdog.ts). */
 async function watchdogs(postmaster: number): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir('/proc')) {

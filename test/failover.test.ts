@@ -2,9 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { startFailoverLoad } from './support/failover-load.js';
 import { eventually, gql, metric, readiness, sqlClient, startApp } from './support/harness.js';
-import { aggregateMismatches, boundaryViolations } from '../support/invariants.js';
-import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
-import { sql, startReplicatedPostgres, type ReplicatedPostgres } from '../support/replicated-postgres.js';
+import { aggregateMismatches, boundaryViolations } from '../tooling/invariants.js';
+import { startPgBouncer, type PgBouncer } from '../tooling/pgbouncer.js';
+import { sql, startReplicatedPostgres, type ReplicatedPostgres } from '../tooling/replicated-postgres.js';
 
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`;
 const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { leftAtNs } }`;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../tooling/otlp-receiver.js';
 import { capturedLog, eventually, freshDatabase, metric, startApp, token } from './support/harness.js';
 
 /**

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
-import { startApp } from '../support/start-app.js';
+import { startApp } from '../tooling/start-app.js';
 import { freshDatabase, TEST_SECRET } from './support/harness.js';
 
 /** Whether a loopback port can be listened on right now. */

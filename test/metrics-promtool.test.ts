@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import type { App } from '../src/app.js';
-import { promtool } from '../support/promtool.js';
+import { promtool } from '../tooling/promtool.js';
 import { eventually, freshDatabase, gql, metric, startApp, token } from './support/harness.js';
 import { scrapedFamilies } from './support/scrape.js';
 import { subscribe } from './support/sse.js';

@@ -3,9 +3,9 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { migrations } from '../src/db/migrations/index.js';
-import { emptyDatabase } from '../support/databases.js';
+import { emptyDatabase } from '../tooling/databases.js';
 import { sqlClient } from './support/harness.js';
-import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { startPgBouncer, type PgBouncer } from '../tooling/pgbouncer.js';
 
 let bouncer: PgBouncer;
 let admin: pg.Client;

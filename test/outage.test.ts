@@ -1,10 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, expect, it } from 'vitest';
-import type { EmbeddedDatabase } from '../support/postgres/embedded.js';
-import { startTemporaryPostgres } from '../support/postgres/temporary-postgres.js';
+import type { EmbeddedDatabase } from '../tooling/postgres/embedded.js';
+import { startTemporaryPostgres } from '../tooling/postgres/temporary-postgres.js';
 import { withTimeout } from '../src/util/with-timeout.js';
 import { eventually, sqlClient, startServer, token } from './support/harness.js';
-import type { ServerProcess } from '../support/server-process.js';
+import type { ServerProcess } from '../tooling/server-process.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId } }`;
 const OUTAGE_MS = 5_000;

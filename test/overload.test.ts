@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { aggregateMismatches, boundaryViolations, type Operation } from '../support/invariants.js';
+import { aggregateMismatches, boundaryViolations, type Operation } from '../tooling/invariants.js';
 import { eventually, freshDatabase, gql, metric, sqlClient, startApp, token, type GraphQLResponse } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;

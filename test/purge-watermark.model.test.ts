@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { migrations } from '../src/db/migrations/index.js';
 import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
-import { aggregateMismatches } from '../support/invariants.js';
+import { aggregateMismatches } from '../tooling/invariants.js';
 
 /**
  * A purge's cursor is its watermark (migration 0015): the `contribution` view hides a user's

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { eventually, freshDatabase, gql, sqlClient, startApp, startCluster, startServer, token, type Cluster } from './support/harness.js';
-import { aggregateMismatches } from '../support/invariants.js';
+import { aggregateMismatches } from '../tooling/invariants.js';
 
 const SIGNALS = `mutation Send($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`;
 const PURGE = `mutation Purge($userId: UInt64) {

@@ -6,7 +6,7 @@ import { createClient as createWsClient } from 'graphql-ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import type { App } from '../src/app.js';
-import { ServerProcess, startServerProcess, type ServerOptions } from '../support/server-process.js';
+import { ServerProcess, startServerProcess, type ServerOptions } from '../tooling/server-process.js';
 import { eventually, freshDatabase, gql, startApp, TEST_SECRET, token } from './support/harness.js';
 
 /**

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../src/config/config.js';
 import { KNOWN_MIGRATIONS } from '../src/db/migrations/schema-version.js';
-import { withDatabase } from '../support/databases.js';
+import { withDatabase } from '../tooling/databases.js';
 import { TEST_SECRET, freshDatabase, sqlClient, startApp } from './support/harness.js';
 
 const LATEST = KNOWN_MIGRATIONS.at(-1)!;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { aggregateMismatches } from '../support/invariants.js';
+import { aggregateMismatches } from '../tooling/invariants.js';
 import { eventually, freshDatabase, gql, sqlClient, startApp, type Cluster, useCluster } from './support/harness.js';
 import { ReplyCuttingProxy, type CutPoint } from './support/reply-cutting-proxy.js';
 

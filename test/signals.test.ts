@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DEFAULT_WEIGHTS } from '../src/signals/signal-kind.js';
-import { aggregateMismatches } from '../support/invariants.js';
+import { aggregateMismatches } from '../tooling/invariants.js';
 import { gql, type Cluster, useCluster } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId status forwarded cohortsAttributed } }`;

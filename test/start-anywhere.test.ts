@@ -4,11 +4,11 @@ import { readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEmbeddedPostgres } from '../support/postgres/embedded.js';
+import { startEmbeddedPostgres } from '../tooling/postgres/embedded.js';
 import { isRunning, newcomerEnvironment, processInfo, rootOnlyCheckout } from './support/checkout.js';
-import { Command } from '../support/command.js';
+import { Command } from '../tooling/command.js';
 import { TEST_SECRET, eventually, token } from './support/harness.js';
-import { spawnServerProcess, type ServerProcess } from '../support/server-process.js';
+import { spawnServerProcess, type ServerProcess } from '../tooling/server-process.js';
 
 const SIGNAL = `mutation Send($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;
 const AS_ROOT = process.getuid?.() === 0;

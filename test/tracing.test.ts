@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { capturedLog, eventually, freshDatabase, startApp, token } from './support/harness.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../tooling/otlp-receiver.js';
 
 const SEND = `mutation Send($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId status } }`;
 const ITEM = 'traced-item-7f3a';

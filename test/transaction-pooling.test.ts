@@ -2,8 +2,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { WORKER_LOCK_NAMESPACE } from '../src/webhooks/queue.store.js';
-import { aggregateMismatches } from '../support/invariants.js';
-import { PGBOUNCER_POOL_SIZE } from '../support/pgbouncer.js';
+import { aggregateMismatches } from '../tooling/invariants.js';
+import { PGBOUNCER_POOL_SIZE } from '../tooling/pgbouncer.js';
 import { eventually, freshDatabase, gql, routed, setRoleLimits, sqlClient, startApp } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded } }`;

@@ -2,9 +2,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { postGraphQL } from '../support/graphql-client.js';
+import { postGraphQL } from '../tooling/graphql-client.js';
 import { eventually, freshDatabase, sqlClient, startServer, token } from './support/harness.js';
-import type { ServerProcess } from '../support/server-process.js';
+import type { ServerProcess } from '../tooling/server-process.js';
 
 const DELIVERIES = 10;
 /** The bound the issue asks for: a crash costs seconds, not graphile-worker's 4-hour lock expiry. */

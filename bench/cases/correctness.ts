@@ -1,4 +1,4 @@
-import { aggregateMismatches, boundaryViolations, type Operation } from '../../support/invariants.js';
+import { aggregateMismatches, boundaryViolations, type Operation } from '../../tooling/invariants.js';
 import type { Case } from '../case.js';
 import { graphql, leaveUsers } from '../cluster.js';
 import { num } from '../format.js';

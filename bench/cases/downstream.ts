@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import type pg from 'pg';
-import { eventually } from '../../support/eventually.js';
+import { eventually } from '../../tooling/eventually.js';
 import type { Case, Row } from '../case.js';
 import { graphql } from '../cluster.js';
 import { ms, num } from '../format.js';

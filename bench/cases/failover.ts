@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { App } from '../../src/app.js';
-import { sql, startReplicatedPostgres, type ReplicatedPostgres } from '../../support/replicated-postgres.js';
+import { sql, startReplicatedPostgres, type ReplicatedPostgres } from '../../tooling/replicated-postgres.js';
 import type { Case } from '../case.js';
 import { num } from '../format.js';
 
@@ -30,7 +30,7 @@ class Timeline {
 }
 
 /**
- * A synchronous primary and streaming standby (the embedded PostgreSQL, support/replicated-postgres.ts).
+ * A synchronous primary and streaming standby (the embedded PostgreSQL, tooling/replicated-postgres.ts).
  * First the cost of synchronous replication: batches of `batchSize` signals from `batchCallers`
  * callers, synchronous_standby_names '*' against '' in alternating rounds. Then the primary's
  * postmaster is SIGKILLed and the standby promoted DETECTION_MS later, while an app on the multi-host URL takes

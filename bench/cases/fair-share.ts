@@ -1,7 +1,7 @@
 import type { Case, Row } from '../case.js';
 import { startFlood, type FloodResult } from '../flood.js';
-import { httpLoad } from '../load.js';
 import { ms, num } from '../format.js';
+import { cpuPerRequest, cpuRow } from './fair-share-cpu.js';
 import { openLoop, type OpenLoopSample } from '../open-loop.js';
 import { processCpuMs } from '../process-cpu.js';
 import { startRefusers } from '../refuser.js';
@@ -59,7 +59,7 @@ export const fairShare: Case = {
     const flooderToken = await cluster.tokenFor('777777', 'none');
     const steady = (target: string, durationSec: number, probe = true) =>
       openLoop({ url: target, token: cluster.token, bodies, ratePerSec: STEADY_PER_SEC, durationSec, timeoutMs: 10_000, ...(probe ? { probeBody } : {}) });
-    const rows: Row[] = [cpuRow(await cpuPerRequest(cluster, url, steady, sizes, bodies))];
+    const rows: Row[] = [cpuRow(CPU, await cpuPerRequest(cluster, url, ENVIRONMENT, steady, sizes, bodies), STEADY_PER_SEC)];
     // Twice the usual rounds, as long each: a p99 of 1,500 answers moved 30% between runs on its own.
     const rounds = Math.max(2, 2 * sizes.rounds);
     const window = Math.max(MIN_WINDOW_SEC, (2 * sizes.durationSec) / rounds);
@@ -111,59 +111,6 @@ interface Samples {
   windowSec: number;
   /** The servers' CPU over the quiet and the flooded windows (equal lengths): what the flood added. */
   cpuMs: { quiet: number; flooded: number };
-}
-
-type Steady = (target: string, durationSec: number, probe?: boolean) => Promise<OpenLoopSample>;
-type Arm = { ms: number; requests: number };
-type Cpu = { on: Arm; off: Arm; offAgain: Arm; rounds: number; windowSec: number };
-
-/**
- * The steady load against three processes at once, in rounds: one with limits on, two with them
- * off. Measured one after the other, two identical processes differed by up to 30% in CPU per
- * request (at 100 requests a second a request's CPU is mostly cold caches, and what else ran on the
- * two cores then); measured side by side, each window falls on all three alike. The second
- * process with limits off is the control: its ratio to the first is the noise floor of the figure.
- */
-async function cpuPerRequest(cluster: Parameters<Case['run']>[0], url: string, steady: Steady, sizes: Parameters<Case['run']>[1], bodies: string[]): Promise<Cpu> {
-  const off = { ...ENVIRONMENT, FAIR_SHARE: 'false' };
-  const arms = { on: await cluster.startProcesses(url, 1, ENVIRONMENT), off: await cluster.startProcesses(url, 1, off), offAgain: await cluster.startProcesses(url, 1, off) };
-  const names = ['on', 'off', 'offAgain'] as const;
-  try {
-    // Closed loop first, so that each process's code is optimised before its CPU counts.
-    for (const name of names) await httpLoad({ url: arms[name].urls[0]!, token: cluster.token, bodies, connections: 8, durationSec: sizes.warmupSec });
-    const spent = { on: { ms: 0, requests: 0 }, off: { ms: 0, requests: 0 }, offAgain: { ms: 0, requests: 0 } };
-    // Eight rounds, a minute in all: one window's ratio moves ±10% on its own, the sum of four ±3%.
-    const rounds = Math.max(8, 2 * sizes.rounds);
-    const windowSec = (4 * sizes.durationSec) / rounds;
-    for (let round = 0; round < rounds; round++) {
-      const before = await Promise.all(names.map((name) => arms[name].cpuMs(0)));
-      // No probe: its back-to-back reads would make each arm's load as large as its latency allows.
-      const samples = await Promise.all(names.map((name) => steady(arms[name].urls[0]!, windowSec, false)));
-      const after = await Promise.all(names.map((name) => arms[name].cpuMs(0)));
-      names.forEach((name, i) => {
-        spent[name].ms += after[i]! - before[i]!;
-        spent[name].requests += samples[i]!.okMs.length;
-      });
-    }
-    return { ...spent, rounds, windowSec };
-  } finally {
-    await Promise.all(names.map((name) => arms[name].stop()));
-  }
-}
-
-function cpuRow(cpu: Cpu): Row {
-  const per = (arm: Arm) => arm.ms / Math.max(1, arm.requests);
-  const offCpu = (cpu.off.ms + cpu.offAgain.ms) / Math.max(1, cpu.off.requests + cpu.offAgain.requests);
-  const ratio = per(cpu.on) / offCpu;
-  return {
-    case: CPU,
-    figure: `${ms(per(cpu.on))} per request (${num(cpu.on.requests)} requests)`,
-    ceiling: `limits off ${ms(offCpu)} per request (two processes, ${num(cpu.off.requests + cpu.offAgain.requests)} requests; one against the other ${num(per(cpu.offAgain) / per(cpu.off), 3)})`,
-    ratio,
-    target: '≤ 1.03',
-    met: ratio <= 1.03,
-    details: { ...cpu, controlRatio: per(cpu.offAgain) / per(cpu.off), steadyPerSec: STEADY_PER_SEC },
-  };
 }
 
 function pooled(samples: OpenLoopSample[]): OpenLoopSample {

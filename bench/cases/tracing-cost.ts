@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { startOtlpReceiver } from '../../support/otlp-receiver.js';
+import { startOtlpReceiver } from '../../tooling/otlp-receiver.js';
 import type { Case } from '../case.js';
 import { ms, rate } from '../format.js';
 import { httpLoad, interleave } from '../load.js';

@@ -1,7 +1,7 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventually } from '../../support/eventually.js';
+import { eventually } from '../../tooling/eventually.js';
 import type { Case, Row } from '../case.js';
 import { graphql } from '../cluster.js';
 import { ms } from '../format.js';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { eventually } from '../../support/eventually.js';
+import { eventually } from '../../tooling/eventually.js';
 import type { Case, Row } from '../case.js';
 import { graphql, type Cluster } from '../cluster.js';
 import { ms } from '../format.js';

@@ -3,8 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createLogger } from '../observability/logger.js';
 import { connectDatabase } from '../db/database.js';
 import { migrateOverSession } from '../db/migrations/migrate.js';
-import { dumpSchema } from '../../support/postgres/catalog-dump.js';
-import { startTemporaryPostgres } from '../../support/postgres/temporary-postgres.js';
+import { dumpSchema } from '../../tooling/postgres/catalog-dump.js';
+import { startTemporaryPostgres } from '../../tooling/postgres/temporary-postgres.js';
 import { projectRoot } from '../util/project-root.js';
 import { answerStandardOptions } from './command-line.js';
 

@@ -1,7 +1,7 @@
 import { readConfigOrExit } from './read-config.js';
 import { createLogger } from '../observability/logger.js';
-import { configuredDatabase } from '../../support/postgres/configured-database.js';
-import { EmbeddedStartError } from '../../support/postgres/embedded/start-error.js';
+import { configuredDatabase } from '../../tooling/postgres/configured-database.js';
+import { EmbeddedStartError } from '../../tooling/postgres/embedded/start-error.js';
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
 import { answerStandardOptions, refuseArguments } from './command-line.js';

@@ -7,7 +7,7 @@ import { BulkAdmission } from './bulk-admission.js';
 import { EventLoopLoad } from './event-loop-load.js';
 import { graphiql } from './graphiql.js';
 import { createHttpServer, type Probe } from './http.js';
-import { drain, listen } from './lifecycle.js';
+import { drain, listen } from './listen-and-drain.js';
 import { createMetricsServer } from './metrics-server.js';
 import type { RequestPipeline } from './request-pipeline.js';
 import { createGraphQLWebSocket } from './websocket.js';

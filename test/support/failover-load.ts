@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { App } from '../../src/app.js';
 import { token } from './harness.js';
-import type { Operation } from '../../support/invariants.js';
+import type { Operation } from '../../tooling/invariants.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId forwarded cohortsAttributed } }`;

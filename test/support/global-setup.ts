@@ -1,9 +1,9 @@
 import type { TestProject } from 'vitest/node';
-import type { EmbeddedDatabase } from '../../support/postgres/embedded.js';
-import { startTemporaryPostgres } from '../../support/postgres/temporary-postgres.js';
-import { migratedTemplate } from '../../support/databases.js';
-import { startPgBouncer, type PgBouncer } from '../../support/pgbouncer.js';
-import { MissingPrerequisite, pgbouncerBinary } from '../../support/pgbouncer-binary.js';
+import type { EmbeddedDatabase } from '../../tooling/postgres/embedded.js';
+import { startTemporaryPostgres } from '../../tooling/postgres/temporary-postgres.js';
+import { migratedTemplate } from '../../tooling/databases.js';
+import { startPgBouncer, type PgBouncer } from '../../tooling/pgbouncer.js';
+import { MissingPrerequisite, pgbouncerBinary } from '../../tooling/pgbouncer-binary.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
 

@@ -3,15 +3,15 @@ import pino, { type Logger } from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { App, AppOptions } from '../../src/app.js';
 import { mintToken } from '../../src/auth/tokens.js';
-import { cloneDatabase } from '../../support/databases.js';
+import { cloneDatabase } from '../../tooling/databases.js';
 import { TEMPLATE_DATABASE } from './global-setup.js';
 import { boundedStop, within } from './bounded.js';
-import { postGraphQL, type GraphQLResponse } from '../../support/graphql-client.js';
-import { startServerProcess, type ServerProcess } from '../../support/server-process.js';
-import { startLocalApp } from '../../support/start-app.js';
+import { postGraphQL, type GraphQLResponse } from '../../tooling/graphql-client.js';
+import { startServerProcess, type ServerProcess } from '../../tooling/server-process.js';
+import { startLocalApp } from '../../tooling/start-app.js';
 
-export { eventually } from '../../support/eventually.js';
-export type { GraphQLResponse } from '../../support/graphql-client.js';
+export { eventually } from '../../tooling/eventually.js';
+export type { GraphQLResponse } from '../../tooling/graphql-client.js';
 
 /** A database of its own, cloned from the migrated template. */
 export function freshDatabase(): Promise<string> {

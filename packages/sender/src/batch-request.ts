@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { retryAfter } from './backoff.js';
+import type { SenderSendSignalsMutation } from './operation-types.js';
 
 /** operations.graphql, printed: the server's manifest has it under this text's sha256. */
 export const SEND_SIGNALS = `mutation SenderSendSignals($inputs: [SignalInput!]!) {
@@ -20,7 +21,8 @@ export const SEND_SIGNALS = `mutation SenderSendSignals($inputs: [SignalInput!]!
 }`;
 const SEND_SIGNALS_HASH = createHash('sha256').update(SEND_SIGNALS).digest('hex');
 
-export type Item = { signalId: string; forwarded: boolean; duplicate: boolean } | { index: number; argument: string; message: string };
+/** One signal's answer: stored (and whether forwarded, or a duplicate), or refused with the argument and why. */
+export type Item = SenderSendSignalsMutation['sendSignals']['items'][number];
 
 /** What one request got back. */
 export type Reply =
@@ -50,7 +52,7 @@ const BODY_END = `},"extensions":${JSON.stringify({ persistedQuery: { version: 1
  */
 export async function postBatch(fetcher: typeof fetch, url: string, token: string, inputs: readonly string[], signal: AbortSignal): Promise<Reply> {
   let response: Response;
-  let body: { data?: { sendSignals?: { items: Item[] } } | null; errors?: GraphQLErrorBody[] } | null;
+  let body: { data?: Partial<SenderSendSignalsMutation> | null; errors?: GraphQLErrorBody[] } | null;
   try {
     response = await fetcher(url, {
       method: 'POST',

@@ -1,16 +1,9 @@
-export type SignalKind = 'VIEW' | 'CLICK' | 'LIKE' | 'SHARE' | 'SAVE' | 'SKIP' | 'DISLIKE';
+import type { SignalInput } from './operation-types.js';
 
-/** One engagement, as the server's SignalInput takes it. `eventId` is filled in when left out. */
-export interface Signal {
-  userId: string;
-  itemId: string;
-  kind: SignalKind;
-  weight?: number;
-  /** RFC 3339. */
-  occurredAt?: string;
-  context?: { cohortIds?: string[]; surface?: string };
-  eventId?: string;
-}
+export type { SignalKind } from './operation-types.js';
+
+/** One engagement, as the server's SignalInput takes it (generated from the schema). `eventId` is filled in when left out. */
+export type Signal = SignalInput;
 
 /**
  * What became of one signal:

@@ -1,41 +1,22 @@
 import type { SettingsClientError } from './errors.js';
+import type { SettingsLeaveEpisodeFragment, SettingsMembershipFragment, SettingsOlderLeavesQuery, SettingsPurgeReceiptFragment } from './operation-types.js';
 
-/** The shapes of operations.graphql's fragments; 64-bit values are decimal strings (exact at any size). */
+/**
+ * The shapes of operations.graphql's fragments, generated from the schema (operation-types.ts); 64-bit
+ * values are decimal strings (exact at any size).
+ */
 
-export interface LeaveEpisode {
-  leftAtNs: string;
-  rejoinedAtNs: string | null;
-  /** How many of the user's signals were kept out of shared recommendations during this leave. */
-  gatedSignalTotal: string;
-}
+/** One leave: its boundary in nanoseconds since the epoch, and how many of the user's signals it kept out of shared recommendations. */
+export type LeaveEpisode = SettingsLeaveEpisodeFragment;
 
-export interface Membership {
-  userId: string;
-  status: 'ACTIVE' | 'LEFT';
-  /** The boundary of the current leave in nanoseconds since the epoch; null while ACTIVE. */
-  leftAtNs: string | null;
-  leftAt: string | null;
-  leaveCount: number;
-  /** The newest page of leaves, oldest first. */
-  history: LeaveEpisode[];
-}
+/** A user's standing: `leftAtNs` is the current leave's boundary (null while ACTIVE); `history` the newest page of leaves, oldest first. */
+export type Membership = SettingsMembershipFragment;
 
 /** One page of older leaves (`olderLeaves`). */
-export type LeavePage = Pick<Membership, 'leaveCount' | 'history'>;
+export type LeavePage = SettingsOlderLeavesQuery['communityLayerStatus'];
 
-export interface PurgeReceipt {
-  purgeId: string;
-  status: 'RUNNING' | 'FINISHED';
-  /** The leave boundary it removes contributions before. */
-  boundaryNs: string;
-  finishedAt: string | null;
-  removedSoFar: number;
-  weightRemoved: number;
-  foundNothing: boolean;
-  targets: { target: string; entries: number; weight: number }[];
-  /** The registered downstream systems: how many report the purge done, or a problem. */
-  downstream: { total: number; done: number; failed: number };
-}
+/** A purge: the leave boundary it removes contributions before, and how many registered downstream systems report it done, or a problem. */
+export type PurgeReceipt = SettingsPurgeReceiptFragment;
 
 export interface SettingsClientOptions {
   /** The GraphQL endpoint, e.g. https://community.example.com/graphql or /graphql. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseEndpoint } from '../endpoint/database-endpoint.js';
-import { withTimeout } from '../../util/with-timeout.js';
+import { destroySocket, reconnectDelay, startHeartbeat } from './session-loss.js';
 
 export type ListenerState = 'idle' | 'connecting' | 'listening' | 'reconnecting' | 'stopped';
 
@@ -123,8 +123,7 @@ export class ChannelListener implements Channel {
     if (this.client !== client) return;
     this.client = null;
     this.stopHeartbeat();
-    // Late errors from the dead client must not crash us; the socket is torn down hard because
-    // a half-open connection may never complete a graceful end.
+    // Late errors from the dead client must not crash us.
     client.removeAllListeners('notification');
     client.on('error', () => undefined);
     destroySocket(client);
@@ -135,7 +134,7 @@ export class ChannelListener implements Channel {
     );
     for (const follower of this.subscriptions) follower.onLost?.();
     this.setState('reconnecting');
-    const delay = this.backoff();
+    const delay = reconnectDelay(this.attempt, this.options.backoffMinMs, this.options.backoffMaxMs);
     this.attempt++;
     this.reconnects++;
     this.reconnectTimer = setTimeout(() => {
@@ -144,30 +143,9 @@ export class ChannelListener implements Channel {
     }, delay);
   }
 
-  private backoff(): number {
-    const { backoffMinMs, backoffMaxMs } = this.options;
-    const ceiling = Math.min(backoffMaxMs, backoffMinMs * 2 ** Math.min(this.attempt, 20));
-    return backoffMinMs + Math.random() * (ceiling - backoffMinMs);
-  }
-
   private startHeartbeat(client: pg.Client): void {
-    const channels = this.channels();
-    let beating = false;
-    this.heartbeatTimer = setInterval(() => {
-      // One at a time: a slow answer is its timeout's to judge, and pg would queue the next behind it.
-      if (beating) return;
-      beating = true;
-      withTimeout(
-        client.query<{ listened: number }>('SELECT count(*)::int AS listened FROM pg_listening_channels() AS c WHERE c = ANY($1::text[])', [channels]),
-        this.options.heartbeatTimeoutMs,
-      )
-        .then((result) => {
-          if (result.rows[0]?.listened !== channels.length) this.lost(client, 'a channel no longer listened');
-        })
-        .catch((error: unknown) => this.lost(client, error))
-        .finally(() => (beating = false));
-    }, this.options.heartbeatMs);
-    this.heartbeatTimer.unref();
+    const { heartbeatMs: everyMs, heartbeatTimeoutMs: timeoutMs } = this.options;
+    this.heartbeatTimer = startHeartbeat(client, this.channels(), { everyMs, timeoutMs }, (cause) => this.lost(client, cause));
   }
 
   private stopHeartbeat(): void {
@@ -193,9 +171,4 @@ export class ChannelListener implements Channel {
       this.resolveStarted = null;
     }
   }
-}
-
-function destroySocket(client: pg.Client): void {
-  const connection = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection;
-  connection?.stream?.destroy();
 }
