@@ -19,7 +19,7 @@ import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { membershipSource } from './membership/membership-snapshot.store.js';
-import { MembershipRecords } from './membership/membership-records.js';
+import { Memberships } from './membership/memberships.js';
 import { MEMBERSHIP_CHANNEL } from './membership/membership-notification.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
@@ -144,11 +144,14 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   listener.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => purges.notified(payload), onListening: () => purges.feed.resync() });
   listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => changeFeed.wake(), onListening: () => changeFeed.wake() });
   listener.subscribe({ channel: MEMBERSHIP_CHANNEL, onNotification: () => webhooks.wake() });
-  const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
+  const memberships = new Memberships(database.db, membership, (action, changed) =>
+    metrics.membershipChanges.inc({ action, result: changed ? 'changed' : 'unchanged' }),
+  );
+  const signalReads = new SignalReads(database.db);
   // Budgets per caller, cluster-wide (src/budgets); leases on a pool of their own, never behind a request.
   const budgetDatabase = connectDatabase({ url: config.database.url, endpoint: connections.endpoint, poolMax: 1, logger, limits: config.database });
   const fairShare = createFairShare(budgetDatabase.db, logger, config.fairShare);
-  const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
+  const services: Services = { membership: memberships, membershipCache: membership, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
   const transportOptions: TransportsOptions = {
     config,
