@@ -111,6 +111,6 @@ export async function graphql(target: Pick<App, 'url'>, token: string, query: st
 /** Makes users LEFT in one statement, as an operator would, and waits until every cache knows. */
 export async function leaveUsers(client: pg.Client, userIds: string[], apps: App[]): Promise<void> {
   await client.query('SELECT leave_community_layer(u::u64) FROM unnest($1::text[]) AS u', [userIds]);
-  await eventually(() => apps.every((app) => app.services.membership.cache.size === userIds.length), 30_000);
+  await eventually(() => apps.every((app) => app.services.membershipCache.cache.size === userIds.length), 30_000);
 }
 

@@ -29,7 +29,7 @@ process.once('message', async (databaseUrl: string) => {
   };
   const app = await startApp(config, { databaseUrl, authKey: { kind: 'secret', secret } }, { created });
   const startMs = performance.now() - started;
-  const { cache } = app.services.membership;
+  const { cache } = app.services.membershipCache;
   const probe: RestoreProbe = {
     startMs,
     peakRssBeforeBytes,

@@ -11,7 +11,7 @@ const config = loadConfig(process.env);
 if (!config.database.url || config.auth.key.kind !== 'secret') throw new Error('needs DATABASE_URL and AUTH_JWT_SECRET');
 await startApp(config, { databaseUrl: config.database.url, authKey: config.auth.key }, {
   created: (app) => {
-    app.services.membership.onChange((change, sentAtUs, appliedAtUs) => {
+    app.services.membershipCache.onChange((change, sentAtUs, appliedAtUs) => {
       process.send?.({ version: String(change.version), lagUs: appliedAtUs - Number(sentAtUs) });
     });
     process.on('message', (message) => {

@@ -17,7 +17,7 @@ import { checkSessionLimits } from './db/session-limits.js';
 import { acceptsWrites } from './db/writable.js';
 import type { Services } from './api/context.js';
 import { membershipSource } from './membership/membership-snapshot.store.js';
-import { MembershipRecords } from './membership/membership-records.js';
+import { Memberships } from './membership/memberships.js';
 import { MembershipStatusFeed } from './membership/status-feed.js';
 import { MembershipChangeFeed } from './membership/change-feed.js';
 import { ReceiptSigner } from './auth/receipt-signer.js';
@@ -107,18 +107,18 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     logger,
     onStateChange: (state) => state === 'listening' && durability.recheck(),
   });
-  const membership = new MembershipSync({ source: membershipSource(database.db), logger, tracer, ...config.cache, channel: listener });
-  metrics.observe(membership, database.pool);
+  const membershipCache = new MembershipSync({ source: membershipSource(database.db), logger, tracer, ...config.cache, channel: listener });
+  metrics.observe(membershipCache, database.pool);
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const signals = new SignalBatcher({
     db: database.db, logger, metrics, tracer,
     onAccepted: countSignals(requestScope),
-    isLeft: (userId) => membership.cache.isLeft(userId),
+    isLeft: (userId) => membershipCache.cache.isLeft(userId),
     ...config.signals,
   });
   // The streams users follow (status, purge progress) share one set of places, which the gauge counts.
   const userStreamCaps = new SubscriptionCaps(config.subscriptions);
-  const statusFeed = new MembershipStatusFeed(database.db, membership, userStreamCaps, logger);
+  const statusFeed = new MembershipStatusFeed(database.db, membershipCache, userStreamCaps, logger);
   metrics.observeSubscriptions(statusFeed);
   const { background } = metrics;
   const purges = new PurgeJobs(database.db, purgeDatabase.db, listener, logger, config.purge, userStreamCaps, tracer, (removed, seconds) => {
@@ -134,10 +134,13 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     const [webhook, purgesRunning] = await Promise.all([webhooks.backlog(), purges.running()]);
     return { webhookPending: webhook.pending, webhookOldestPendingSeconds: webhook.oldestPendingSeconds, webhookDispatchLagSeconds: webhook.dispatchLagSeconds, purgesRunning };
   });
-  const [membershipRecords, signalReads] = [new MembershipRecords(database.db), new SignalReads(database.db)];
+  const memberships = new Memberships(database.db, membershipCache, (action, changed) =>
+    metrics.membershipChanges.inc({ action, result: changed ? 'changed' : 'unchanged' }),
+  );
+  const signalReads = new SignalReads(database.db);
   // Budgets per caller, cluster-wide (src/budgets).
   const { fairShare, part: fairSharePart, pool: budgetPool } = createFairShare({ database: config.database, endpoint: connections.endpoint, config: config.fairShare, logger });
-  const services: Services = { membership, membershipRecords, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
+  const services: Services = { membership: memberships, membershipCache, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
   const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
   const transportOptions: TransportsOptions = {
     config,
@@ -148,7 +151,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     receiptKeys: () => receipts.jwks(),
     readiness: [
       { name: 'database', check: () => acceptsWrites(database.db) },
-      { name: 'membershipCache', check: async () => membership.inSync },
+      { name: 'membershipCache', check: async () => membershipCache.inSync },
       { name: 'authKeys', check: async () => keys.loaded },
       { name: 'durableCommits', check: async () => durability.acceptable },
     ],
@@ -189,7 +192,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
         },
         stop: () => listener.stop(),
       },
-      { name: 'membership backstop', start: () => membership.start(), stop: () => membership.stop() },
+      { name: 'membership backstop', start: () => membershipCache.start(), stop: () => membershipCache.stop() },
     ] : []),
     { name: 'event-loop sampler', start: () => transports.startSampling(), stop: () => transports.stopSampling() },
     // In the background: an unreachable identity provider delays readiness, not the start.

@@ -75,7 +75,7 @@ describe.each(ROUTES)('the boundary under concurrency, via %s', (route) => {
     const userId = '4242';
     const history = [await perform(cluster.apps, 'leave', userId, 0)];
     for (let i = 0; i < 5; i++) history.push(await perform(cluster.apps, 'signal', userId, 2, 2));
-    expect(cluster.apps[2]!.services.membership.cache.isLeft(userId)).toBe(false);
+    expect(cluster.apps[2]!.services.membershipCache.cache.isLeft(userId)).toBe(false);
     expect(history.slice(1).map((op) => op.forwarded)).toEqual([false, false, false, false, false]);
     expect(await boundaryViolations(cluster.db, history)).toEqual([]);
   });

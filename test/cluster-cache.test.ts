@@ -11,7 +11,7 @@ const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $user
 /** Microseconds from the commit (database clock in the payload) to `app` applying the change. */
 function propagationProbe(app: App): { lagsUs: number[]; stop(): void } {
   const lagsUs: number[] = [];
-  const stop = app.services.membership.onChange((_change, sentAtUs, appliedAtUs) => lagsUs.push(appliedAtUs - Number(sentAtUs)));
+  const stop = app.services.membershipCache.onChange((_change, sentAtUs, appliedAtUs) => lagsUs.push(appliedAtUs - Number(sentAtUs)));
   return { lagsUs, stop };
 }
 
@@ -53,9 +53,9 @@ describe.each(ROUTES)('via %s', (route) => {
       for (let i = 0; i < 200; i++) {
         const userId = String(10_000 + i);
         await gql(a, LEAVE, { userId });
-        await eventually(() => b.services.membership.cache.isLeft(userId));
+        await eventually(() => b.services.membershipCache.cache.isLeft(userId));
         await gql(a, REJOIN, { userId });
-        await eventually(() => !b.services.membership.cache.isLeft(userId));
+        await eventually(() => !b.services.membershipCache.cache.isLeft(userId));
       }
       // Listeners hear of a change after the cache has applied it (AppliedFanOut).
       await eventually(() => probe.lagsUs.length === 400);
@@ -68,8 +68,8 @@ describe.each(ROUTES)('via %s', (route) => {
     });
 
     it('changes made by plain SQL reach every cache: the supported statements, and a delete with the guard off', async () => {
-      const left = (userId: string) => a.services.membership.cache.isLeft(userId) && b.services.membership.cache.isLeft(userId);
-      const active = (userId: string) => !a.services.membership.cache.isLeft(userId) && !b.services.membership.cache.isLeft(userId);
+      const left = (userId: string) => a.services.membershipCache.cache.isLeft(userId) && b.services.membershipCache.cache.isLeft(userId);
+      const active = (userId: string) => !a.services.membershipCache.cache.isLeft(userId) && !b.services.membershipCache.cache.isLeft(userId);
       await db.query(`SELECT leave_community_layer(31337)`);
       await eventually(() => left('31337'));
       await db.query(`SELECT rejoin_community_layer(31337)`);
@@ -88,12 +88,12 @@ describe.each(ROUTES)('via %s', (route) => {
     it('a user id near 2^64 goes through the whole path', async () => {
       const userId = '18446744073709551614';
       await gql(a, LEAVE, { userId });
-      await eventually(() => b.services.membership.cache.isLeft(userId));
-      expect(b.services.membership.cache.isLeft('18446744073709551615')).toBe(false);
+      await eventually(() => b.services.membershipCache.cache.isLeft(userId));
+      expect(b.services.membershipCache.cache.isLeft('18446744073709551615')).toBe(false);
       const gated = await signalOn(b, userId, 1);
       expect(gated.forwarded).toBe(false);
       await gql(b, REJOIN, { userId });
-      await eventually(() => !a.services.membership.cache.isLeft(userId));
+      await eventually(() => !a.services.membershipCache.cache.isLeft(userId));
       expect((await signalOn(a, userId, 0)).forwarded).toBe(true);
       const { rows } = await db.query('SELECT user_id::text, count(*)::int AS n FROM contribution WHERE user_id = $1 GROUP BY 1', [userId]);
       expect(rows).toEqual([{ user_id: userId, n: 2 }]);
@@ -101,7 +101,7 @@ describe.each(ROUTES)('via %s', (route) => {
 
     it("B's listener killed while A leaves and rejoins: B reconnects, resyncs, converges, and I2 holds throughout", async () => {
       const history: Operation[] = [];
-      const reconnectsBefore = b.services.membership.counters.reconnects;
+      const reconnectsBefore = b.services.membershipCache.counters.reconnects;
       const users = Array.from({ length: 20 }, (_, i) => String(20_000 + i));
       let killing = true;
       const killer = (async () => {
@@ -129,12 +129,12 @@ describe.each(ROUTES)('via %s', (route) => {
       killing = false;
       await killer;
       expect(history.every((op) => op.ok)).toBe(true);
-      expect(b.services.membership.counters.reconnects).toBeGreaterThan(reconnectsBefore);
-      await eventually(() => a.services.membership.inSync && b.services.membership.inSync);
+      expect(b.services.membershipCache.counters.reconnects).toBeGreaterThan(reconnectsBefore);
+      await eventually(() => a.services.membershipCache.inSync && b.services.membershipCache.inSync);
       for (const userId of users) {
         const expectedLeft = Number(userId) % 2 === 0;
-        expect(b.services.membership.cache.isLeft(userId)).toBe(expectedLeft);
-        expect(a.services.membership.cache.isLeft(userId)).toBe(expectedLeft);
+        expect(b.services.membershipCache.cache.isLeft(userId)).toBe(expectedLeft);
+        expect(a.services.membershipCache.cache.isLeft(userId)).toBe(expectedLeft);
       }
       expect(await boundaryViolations(db, history)).toEqual([]);
       expect(await aggregateMismatches(db)).toEqual([]);
@@ -146,8 +146,8 @@ describe.each(ROUTES)('via %s', (route) => {
         const [ra, rb] = await Promise.all([gql(a, LEAVE, { userId: '30001' }), gql(b, LEAVE, { userId: '30002' })]);
         return !ra.errors && !rb.errors;
       });
-      await eventually(() => a.services.membership.inSync && b.services.membership.inSync);
-      await eventually(() => a.services.membership.cache.isLeft('30002') && b.services.membership.cache.isLeft('30001'));
+      await eventually(() => a.services.membershipCache.inSync && b.services.membershipCache.inSync);
+      await eventually(() => a.services.membershipCache.cache.isLeft('30002') && b.services.membershipCache.cache.isLeft('30001'));
       const ready = await fetch(new URL('/readyz', b.url));
       expect(ready.status).toBe(200);
     });
@@ -161,11 +161,11 @@ describe.each(ROUTES)('via %s', (route) => {
       expect(rows.length).toBeGreaterThan(10);
       const c = await cluster.startInstance();
       try {
-        expect(c.services.membership.inSync).toBe(true);
-        expect(c.services.membership.cache.size).toBe(rows.length);
-        for (const row of rows) expect(c.services.membership.cache.isLeft(row.user_id)).toBe(true);
+        expect(c.services.membershipCache.inSync).toBe(true);
+        expect(c.services.membershipCache.cache.size).toBe(rows.length);
+        for (const row of rows) expect(c.services.membershipCache.cache.isLeft(row.user_id)).toBe(true);
         for (const neighbour of ['1', '9223372036854775806', '9223372036854775809', '18446744073709551614']) {
-          expect(c.services.membership.cache.isLeft(neighbour)).toBe(false);
+          expect(c.services.membershipCache.cache.isLeft(neighbour)).toBe(false);
         }
       } finally {
         await c.stop();

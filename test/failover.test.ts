@@ -158,7 +158,7 @@ describe.each([
       // NOTIFY is not replicated: each cache resynced from the new primary's table.
       const { rows: statuses } = await db.query(`SELECT user_id::text AS "userId", status = 'LEFT' AS left FROM community_membership`);
       for (const app of apps) {
-        expect(statuses.filter((row) => app.services.membership.cache.isLeft(row.userId) !== row.left)).toEqual([]);
+        expect(statuses.filter((row) => app.services.membershipCache.cache.isLeft(row.userId) !== row.left)).toEqual([]);
       }
       expect(load.rejoins.length).toBeGreaterThan(0);
     } finally {

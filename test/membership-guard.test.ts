@@ -87,7 +87,7 @@ describe('direct SQL on the membership tables', () => {
 
   it('the supported statements keep the boundary, the history and every cache right', async () => {
     const userId = '820';
-    const cache = app.services.membership.cache;
+    const cache = app.services.membershipCache.cache;
     await db.query('SELECT * FROM leave_community_layer($1)', [userId]);
     await eventually(() => cache.isLeft(userId));
     expect((await gql(app, SIGNAL, { userId })).data!.signal.forwarded).toBe(false);

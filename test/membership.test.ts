@@ -201,7 +201,7 @@ describe('durability', () => {
     const left = (await gql(app, LEAVE, { userId: '21' })).data!.leaveCommunityLayer;
     await app.stop();
     cluster.apps[0] = app = await startApp(databaseUrl);
-    expect(app.services.membership.cache.isLeft('21')).toBe(true);
+    expect(app.services.membershipCache.cache.isLeft('21')).toBe(true);
     const status = (await gql(app, STATUS, { userId: '21' })).data!.communityLayerStatus;
     expect(status).toEqual(left);
   });

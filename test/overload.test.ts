@@ -6,6 +6,8 @@ import { eventually, freshDatabase, gql, metric, sqlClient, startApp, token, typ
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId forwarded cohortsAttributed } }`;
+/** The sender library's one operation (packages/sender/src/operations.graphql). */
+const SEND_SIGNALS = `mutation SendSignals($inputs: [SignalInput!]!) { sendSignals(inputs: $inputs, invalid: SKIP) { storedCount invalidCount } }`;
 
 /** The raw HTTP answer, to check status and headers too. */
 async function post(app: App, query: string, variables: Record<string, unknown>, signal?: AbortSignal) {
@@ -76,6 +78,31 @@ describe('load shedding', () => {
     expect(metrics).toMatch(/^community_signal_requests_shed_total 10$/m);
     expect(metrics).toMatch(/^community_signals_abandoned_total 1$/m);
     expect(metrics).toMatch(/^community_signal_queue_depth 0$/m);
+    await blocker.end();
+  });
+
+  it('sheds every field declared as signal ingestion before its input is read: signal, signals and the sender\'s sendSignals', async () => {
+    const blocker = await sqlClient(databaseUrl);
+    await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
+    const stalled = post(app, SIGNAL, signalOf('9', 'stalled'));
+    await eventually(async () => (await blocker.query(`SELECT 1 FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`)).rowCount === 1);
+    const accepted = Array.from({ length: 20 }, (_, i) => post(app, SIGNAL, signalOf('9', `accepted-${i}`)));
+    try {
+      await eventually(() => app.services.signals.full);
+      const shedBefore = await metric(app, 'community_signal_requests_shed_total');
+      // Invalid inputs: past the shedding, each would be answered BAD_USER_INPUT, or as a SKIPped item.
+      const invalid = { userId: '9', itemId: '', kind: 'VIEW' };
+      const answers = [
+        await post(app, SIGNAL, { input: invalid }),
+        await post(app, SIGNALS, { inputs: [invalid] }),
+        await post(app, SEND_SIGNALS, { inputs: [invalid] }),
+      ];
+      expect(answers.map((answer) => `${answer.status} ${String(answer.body.errors?.[0]?.extensions?.code)}`)).toEqual(Array(3).fill('503 OVERLOADED'));
+      expect(await metric(app, 'community_signal_requests_shed_total')).toBe(shedBefore + 3);
+    } finally {
+      await blocker.query('ROLLBACK');
+    }
+    for (const result of await Promise.all([stalled, ...accepted])) expect(result.status).toBe(200);
     await blocker.end();
   });
 });

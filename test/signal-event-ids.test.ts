@@ -123,7 +123,7 @@ describe('signals with event ids', () => {
     const before = await aggregates(a, 'left');
 
     await gql(a, LEAVE, { userId: '303' });
-    await eventually(() => b.services.membership.cache.isLeft('303'));
+    await eventually(() => b.services.membershipCache.cache.isLeft('303'));
     const restarted = await startApp(databaseUrl);
     try {
       for (const app of [a, b, restarted]) {

@@ -167,7 +167,7 @@ describe('subscription reads', () => {
       await db.query(`SELECT leave_community_layer(640), leave_community_layer(641)`);
       const before = await metric(c, POOL_ACQUIRES);
       const readsBefore = c.services.statusFeed.counters.reads;
-      await c.services.membership.resync();
+      await c.services.membershipCache.resync();
       for (const stream of streams.slice(0, 2)) expect((await stream.next())?.data.data.communityLayerStatusChanged.status).toBe('LEFT');
       // One checkout for the cache's own snapshot, one for all ten subscribers.
       expect(await metric(c, POOL_ACQUIRES)).toBe(before + 2);
@@ -175,7 +175,7 @@ describe('subscription reads', () => {
 
       // User 642 was not woken by that resync: its next event is its own later change.
       await db.query(`SELECT leave_community_layer(642)`);
-      await c.services.membership.resync();
+      await c.services.membershipCache.resync();
       expect((await streams[2]!.next())?.data.data.communityLayerStatusChanged).toMatchObject({ userId: '642', status: 'LEFT' });
       for (const stream of streams) stream.close();
     } finally {

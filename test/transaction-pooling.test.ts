@@ -161,8 +161,8 @@ describe('behind a transaction-pooling PgBouncer', () => {
     expect(rows[0].n).toBeGreaterThan(50_000);
     const late = await startApp(pooledUrl, viaPgBouncer);
     try {
-      expect(late.services.membership.cache.size).toBe(rows[0].n);
-      expect(late.services.membership.cache.isLeft('1060000')).toBe(true);
+      expect(late.services.membershipCache.cache.size).toBe(rows[0].n);
+      expect(late.services.membershipCache.cache.isLeft('1060000')).toBe(true);
     } finally {
       await late.stop();
     }

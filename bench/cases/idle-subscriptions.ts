@@ -124,7 +124,7 @@ async function timedResync(app: App): Promise<{ reads: number; ms: number }> {
   const feed = app.services.statusFeed;
   const readsBefore = feed.counters.reads;
   const started = performance.now();
-  await app.services.membership.resync();
+  await app.services.membershipCache.resync();
   await until(() => feed.counters.reads > readsBefore && !feed.busy);
   return { reads: feed.counters.reads - readsBefore, ms: performance.now() - started };
 }

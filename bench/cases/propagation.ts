@@ -68,7 +68,7 @@ function viaApi(cluster: Cluster, origin: App): Change {
   return async (i) => {
     await graphql(origin, cluster.token, i % 2 === 0 ? LEAVE : REJOIN, { userId: String(1 + ((i >> 1) % 16)) });
     // Leave and rejoin answer once the origin's cache applied the change: its version is the new one.
-    return origin.services.membership.cache.appliedVersion;
+    return origin.services.membershipCache.cache.appliedVersion;
   };
 }
 
@@ -114,7 +114,7 @@ async function propagate(others: App[], count: number, offsetUs: number, change:
   const changes = new Map<bigint, { sentAtUs: number; lastUs: number; seen: number }>();
   const waiters = new Map<bigint, () => void>();
   const unsubscribe = others.map((app) =>
-    app.services.membership.onChange((applied, sentAtUs, appliedAtUs) => {
+    app.services.membershipCache.onChange((applied, sentAtUs, appliedAtUs) => {
       const entry = changes.get(applied.version) ?? { sentAtUs: Number(sentAtUs), lastUs: 0, seen: 0 };
       entry.lastUs = Math.max(entry.lastUs, appliedAtUs);
       entry.seen++;

@@ -31,7 +31,7 @@ export const restore: Case = {
     await streamLeftUsers(db);
 
     const start = await timed(() => cluster.startApp(url));
-    const { cache } = start.value.services.membership;
+    const { cache } = start.value.services.membershipCache;
     if (cache.size !== sizes.restoreUsers) throw new Error(`restored ${cache.size} of ${sizes.restoreUsers} LEFT users`);
     await cluster.stopApp(start.value);
     const alone = await probeStart(url);

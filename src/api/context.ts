@@ -6,7 +6,7 @@ import type { BudgetClass } from '../budgets/principal.js';
 import type { MembershipChangeFeed } from '../membership/change-feed.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
-import type { MembershipRecords } from '../membership/membership-records.js';
+import type { Memberships } from '../membership/memberships.js';
 import type { MembershipStatusFeed } from '../membership/status-feed.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PurgeJobs } from '../purge/purge-jobs.js';
@@ -19,8 +19,10 @@ import type { PerItemCoercion } from './per-item-coercion.js';
  * through its objects here, never through its store (`npm run layers` forbids src/api/ to import one).
  */
 export interface Services {
-  membership: MembershipSync;
-  membershipRecords: MembershipRecords;
+  /** Leaving, rejoining and reading a user's standing (src/membership). */
+  membership: Memberships;
+  /** This instance's copy of who has left, kept in step through the listener. */
+  membershipCache: MembershipSync;
   signals: SignalBatcher;
   signalReads: SignalReads;
   statusFeed: MembershipStatusFeed;

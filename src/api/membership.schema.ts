@@ -1,10 +1,10 @@
 import { builder } from './builder.js';
-import type { Services } from './context.js';
 import { requireTargetUser, rules, targetUser } from './auth-rules.js';
 import { untilTokenExpires } from './token-expiry.js';
 import { badUserInput } from '../graphql/errors.js';
+import type { FieldAdmission } from '../graphql/field-admission.js';
 import { INT8_MAX } from '../ids/int8.js';
-import type { LeaveEpisode as LeaveEpisodeShape, LeavePage, Membership, MembershipState, MembershipWrite } from '../membership/membership-records.js';
+import type { LeaveEpisode as LeaveEpisodeShape, LeavePage, Membership, MembershipState } from '../membership/memberships.js';
 import { RECENT_LEAVES } from '../membership/status-reads.js';
 
 const MAX_HISTORY_PAGE = 100;
@@ -18,17 +18,9 @@ const MEMBERSHIP_CHANGE_WORK = 10;
 /** A membership; from a subscription it carries the state its subscribers share (newest leaves, count). */
 type MembershipView = Membership & { shared?: MembershipState };
 
-/**
- * Answers once this instance's cache reflects the write, so the caller's next signal here takes
- * the fast path it expects (right after a rejoin, a stale LEFT would otherwise hold it back).
- * Other instances catch up within the notification delay; until then they err on the side of LEFT.
- */
-async function readYourWrite(services: Services, action: 'leave' | 'rejoin', change: MembershipWrite): Promise<Membership> {
-  services.metrics.membershipChanges.inc({ action, result: change.changed ? 'changed' : 'unchanged' });
-  const { version } = change.membership;
-  if (version !== null) await services.membership.caughtUp(BigInt(version));
-  return change.membership;
-}
+/** A leave is never refused by a budget or limit; a rejoin spends the rejoining user's own (src/graphql/field-admission.ts). */
+const LEAVE: FieldAdmission = { kind: 'leave' };
+const REJOIN: FieldAdmission = { kind: 'rejoin', userArgument: 'userId' };
 
 export const MembershipStatusEnum = builder.enumType('MembershipStatus', {
   description: 'ACTIVE: signals also feed shared aggregates. LEFT: they are kept for the user only.',
@@ -87,12 +79,12 @@ export const CommunityMembershipRef = builder.objectRef<MembershipView>('Communi
         if (shared && page.before === null && (page.last <= shared.recentLeaves.length || shared.recentLeaves.length === shared.leaveCount)) {
           return shared.recentLeaves.slice(-page.last);
         }
-        return services.membershipRecords.leaves(membership.userId, page);
+        return services.membership.leaves(membership.userId, page);
       },
     }),
     leaveCount: t.int({
       description: 'How many leaves the history holds in all.',
-      resolve: (membership, _args, { services }) => membership.shared?.leaveCount ?? services.membershipRecords.leaveCount(membership.userId),
+      resolve: (membership, _args, { services }) => membership.shared?.leaveCount ?? services.membership.leaveCount(membership.userId),
     }),
   }),
 });
@@ -116,7 +108,7 @@ builder.queryField('communityLayerStatus', (t) =>
     description: 'Where a user stands. A user never seen is ACTIVE with an empty history.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: (_root, args, { services, viewer }) => services.membershipRecords.find(requireTargetUser(args.userId, viewer)),
+    resolve: (_root, args, { services, viewer }) => services.membership.find(requireTargetUser(args.userId, viewer)),
   }),
 );
 
@@ -126,10 +118,9 @@ builder.mutationField('leaveCommunityLayer', (t) =>
     description:
       'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
     args: { userId: t.arg(userIdArgument) },
-    extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK } },
+    extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK }, admission: LEAVE },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'leave', await services.membershipRecords.leave(requireTargetUser(args.userId, viewer))),
+    resolve: (_root, args, { services, viewer }) => services.membership.leave(requireTargetUser(args.userId, viewer)),
   }),
 );
 
@@ -138,10 +129,9 @@ builder.mutationField('rejoinCommunityLayer', (t) =>
     type: CommunityMembershipRef,
     description: 'Resumes forwarding; history keeps every past leave. Rejoining while ACTIVE changes nothing.',
     args: { userId: t.arg(userIdArgument) },
-    extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK } },
+    extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK }, admission: REJOIN },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: async (_root, args, { services, viewer }) =>
-      readYourWrite(services, 'rejoin', await services.membershipRecords.rejoin(requireTargetUser(args.userId, viewer))),
+    resolve: (_root, args, { services, viewer }) => services.membership.rejoin(requireTargetUser(args.userId, viewer)),
   }),
 );
 

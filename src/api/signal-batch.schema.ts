@@ -3,7 +3,7 @@ import { builder } from './builder.js';
 import { badUserInput } from '../graphql/errors.js';
 import type { SignalOutcome } from '../signals/queued-request.js';
 import type { SignalInput } from '../signals/signal-input.js';
-import { distinctCohorts, MAX_SIGNALS_PER_CALL, SignalInputRef, SignalResultRef } from './signal.schema.js';
+import { distinctCohorts, MAX_SIGNALS_PER_CALL, SIGNAL_INGESTION, SignalInputRef, SignalResultRef } from './signal.schema.js';
 import { refusedItemsOf } from './per-item-coercion.js';
 import { checkSignals, countRefused, validatedSignals, type CheckedSignals, type InvalidSignal } from './signal-validation.js';
 
@@ -67,6 +67,7 @@ builder.mutationField('sendSignals', (t) =>
         listSize: ({ inputs }) => inputs.length,
         writes: ({ inputs }) => ({ signals: inputs.length, cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0) }),
       },
+      admission: SIGNAL_INGESTION,
     },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
     resolve: async (_root, { inputs, invalid }, context, info) => {

@@ -1,6 +1,7 @@
 import { rules } from './auth-rules.js';
 import { builder } from './builder.js';
 import { badUserInput } from '../graphql/errors.js';
+import type { FieldAdmission } from '../graphql/field-admission.js';
 import { MembershipStatusEnum } from './membership.schema.js';
 import type { SignalOutcome } from '../signals/queued-request.js';
 import { MAX_ABS_WEIGHT, MAX_COHORTS, MAX_ID_LENGTH, type SignalInput } from '../signals/signal-input.js';
@@ -9,6 +10,8 @@ import { DEFAULT_WEIGHTS } from '../signals/signal-kind.js';
 import { validatedSignals } from './signal-validation.js';
 
 export const MAX_SIGNALS_PER_CALL = 1000;
+/** Declared by every field that stores signals: shed early while the signal queue is full (src/graphql/field-admission.ts). */
+export const SIGNAL_INGESTION: FieldAdmission = { kind: 'signalIngestion' };
 
 const KIND_VALUES = {
   VIEW: { description: 'Saw the item.' },
@@ -87,7 +90,7 @@ builder.mutationField('signal', (t) =>
     type: SignalResultRef,
     description: 'Stores the signal for its owner; forwards it to shared aggregates only if the owner is ACTIVE.',
     args: { input: t.arg({ type: SignalInputRef, required: true, description: 'The signal.' }) },
-    extensions: { cost: { writes: ({ input }) => ({ signals: 1, cohortAttributions: distinctCohorts(input) }) } },
+    extensions: { cost: { writes: ({ input }) => ({ signals: 1, cohortAttributions: distinctCohorts(input) }) }, admission: SIGNAL_INGESTION },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
     resolve: async (_root, { input }, { services, signal }) => {
       const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics), signal);
@@ -106,6 +109,7 @@ builder.mutationField('signals', (t) =>
         listSize: ({ inputs }) => inputs.length,
         writes: ({ inputs }) => ({ signals: inputs.length, cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0) }),
       },
+      admission: SIGNAL_INGESTION,
     },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),
     resolve: async (_root, { inputs }, { services, signal }) => {

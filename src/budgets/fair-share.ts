@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import type { Budget } from '../config/groups/fair-share.js';
 import { ahead, alone, bucketState, estimate, newEntry, PASS_MS, refusal, slice, stateOf, doorAvailable } from './budget-entry.js';
 import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';

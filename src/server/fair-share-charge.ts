@@ -1,9 +1,7 @@
 import { getOperationAST, Kind, type ExecutionArgs, type SelectionSetNode } from 'graphql';
+import { mutationAdmission } from '../graphql/field-admission.js';
 import { measureOperation, type CostMemo } from '../graphql/limits/cost-model.js';
 import { measuredOperation } from '../graphql/limits/operation-limits.js';
-
-const LEAVE = 'leaveCommunityLayer';
-const REJOIN = 'rejoinCommunityLayer';
 
 /**
  * What an operation spends of its caller's budget: its cost (objects it can return), or the
@@ -20,7 +18,7 @@ export function operationCharge(args: ExecutionArgs, memo: CostMemo): number {
 
 /** What an operation asks of memberships: the users it rejoins, and whether it only leaves. */
 export interface MembershipChanges {
-  /** Once per rejoin it asks for (aliases count): `userId` when given (a literal or a variable), else the caller. */
+  /** Once per rejoin it asks for (aliases count): its declared user argument when given (a literal or a variable), else the caller. */
   rejoins: string[];
   /** A mutation whose every field is a leave (`__typename` aside): never refused by a budget or limit. */
   leavesOnly: boolean;
@@ -28,8 +26,8 @@ export interface MembershipChanges {
 
 const NO_CHANGES: MembershipChanges = { rejoins: [], leavesOnly: false };
 
-/** The operation's leaves and rejoins, through fragments. Nothing for anything but a mutation. */
-export function membershipChanges(args: ExecutionArgs, caller: string | null): MembershipChanges {
+/** The operation's leaves and rejoins (as its fields declare them: `extensions.admission`), through fragments. Nothing for anything but a mutation. */
+export function membershipChanges(args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>, caller: string | null): MembershipChanges {
   const operation = getOperationAST(args.document, args.operationName);
   if (operation?.operation !== 'mutation') return NO_CHANGES;
   const rejoins: string[] = [];
@@ -40,9 +38,10 @@ export function membershipChanges(args: ExecutionArgs, caller: string | null): M
     for (const selection of selectionSet.selections) {
       if (selection.kind === Kind.FIELD) {
         const name = selection.name.value;
-        if (name === LEAVE) leaves++;
-        else if (name === REJOIN) {
-          const argument = selection.arguments?.find((node) => node.name.value === 'userId')?.value;
+        const admission = mutationAdmission(args.schema, name);
+        if (admission?.kind === 'leave') leaves++;
+        else if (admission?.kind === 'rejoin') {
+          const argument = selection.arguments?.find((node) => node.name.value === admission.userArgument)?.value;
           const given = argument?.kind === Kind.STRING ? argument.value : argument?.kind === Kind.VARIABLE ? variables[argument.name.value] : undefined;
           const target = typeof given === 'string' || typeof given === 'number' ? String(given) : caller;
           if (target !== null) rejoins.push(target);

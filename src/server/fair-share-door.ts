@@ -1,12 +1,12 @@
 import type http from 'node:http';
-import { SCOPES, type Authenticator } from '../auth/authenticate.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { FairShare } from '../budgets/fair-share.js';
-import { fairShareConfig } from '../budgets/fair-share-config.js';
 import type { Refusal } from '../budgets/budget-entry.js';
-import { principalCache, type Principal } from '../budgets/principal.js';
+import type { Principal } from '../budgets/principal.js';
 import type { AppConfig } from '../config/config.js';
 import type { Metrics } from '../observability/metrics.js';
 import { rateLimitHeaders } from './fair-share.js';
+import type { Principals } from './fair-share-principals.js';
 import { receiveBody, withBody } from './received-body.js';
 import type { RequestRecord } from './request-observer.js';
 
@@ -24,8 +24,8 @@ export type EarlyRefusal = (
 
 const STREAMS = /text\/event-stream|multipart\/mixed/i;
 const MESSAGE = JSON.stringify("This caller's budget is spent; retry after Retry-After.");
-/** A body that may hold a leave: its field by name, or a persisted document's id (Yoga tells which). */
-const MAY_LEAVE = /leaveCommunityLayer|"(?:documentId|doc_id|id)"|persistedQuery/;
+/** A persisted document's id may stand for a leave (Yoga tells which). */
+const PERSISTED = ['"(?:documentId|doc_id|id)"', 'persistedQuery'];
 /** A small body arrives with its headers, or soon after; one that does not is refused. */
 const BODY_TIMEOUT_MS = 5_000;
 
@@ -40,12 +40,20 @@ const BODY_TIMEOUT_MS = 5_000;
  *
  * A leave is never refused, here either: the small body (up to BULK_REQUEST_BYTES, which a leave
  * always is) of a refused user or admin, who may leave, is read, which the socket does anyway, and
- * scanned, not parsed; one that names `leaveCommunityLayer` or a persisted document goes on to
- * Yoga. A bulk body, or anyone else's (anonymous, a service), is refused unread.
+ * scanned, not parsed; one that names a field declared a leave (`leaveFields`) or a persisted
+ * document goes on to Yoga. A bulk body, or anyone else's (anonymous, a service), is refused unread.
  */
-export function fairShareDoor(config: AppConfig, fairShare: FairShare, authenticator: Pick<Authenticator, 'peek'>, metrics: Metrics): EarlyRefusal {
-  const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
-  const principalOf = principalCache(budgets);
+export function fairShareDoor(
+  config: AppConfig,
+  principals: Principals,
+  leaveFields: readonly string[],
+  fairShare: FairShare,
+  authenticator: Pick<Authenticator, 'peek'>,
+  metrics: Metrics,
+): EarlyRefusal {
+  const principalOf = principals.of;
+  // Field names are GraphQL names ([_A-Za-z][_0-9A-Za-z]*): nothing to escape.
+  const namesLeave = new RegExp([...leaveFields, ...PERSISTED].join('|'));
   const refuse = (res: http.ServerResponse, requestId: string, record: RequestRecord, principal: Principal, refusal: Refusal) => {
     // Its cost is unknown (the body is not parsed): it counts as the least an operation costs.
     metrics.fairShare.refused(principal.class, 1);
@@ -83,7 +91,7 @@ export function fairShareDoor(config: AppConfig, fairShare: FairShare, authentic
     }
     void receiveBody(req, BODY_TIMEOUT_MS).then((reception) => {
       if (reception === 'gone') return;
-      if (reception !== 'late' && MAY_LEAVE.test(reception.body.toString('latin1'))) return pass(withBody(req, reception.body));
+      if (reception !== 'late' && namesLeave.test(reception.body.toString('latin1'))) return pass(withBody(req, reception.body));
       refuse(res, requestId, record, principal, refusal);
     });
     return true;

@@ -2,15 +2,14 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
 import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { SCOPES, type Authenticator } from '../auth/authenticate.js';
+import type { Authenticator } from '../auth/authenticate.js';
 import type { GraphQLContext, RateLimitNote, Services } from '../api/context.js';
-import { fairShareConfig } from '../budgets/fair-share-config.js';
 import type { BucketState, Decision, Refusal } from '../budgets/fair-share.js';
-import { membershipChangesOf, principalCache, type BudgetClass } from '../budgets/principal.js';
-import type { AppConfig } from '../config/config.js';
+import { membershipChangesOf, type BudgetClass } from '../budgets/principal.js';
 import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
 import { membershipChanges, operationCharge } from './fair-share-charge.js';
+import type { Principals } from './fair-share-principals.js';
 import { LeaveLine } from './leave-line.js';
 import { paidStream } from './paid-stream.js';
 import type { RequestRecord } from './request-observer.js';
@@ -34,13 +33,12 @@ type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>
  * as it stands, nothing spent.
  */
 export function useFairShare(
-  config: AppConfig,
+  principals: Principals,
   services: Services,
   requestScope: AsyncLocalStorage<{ record?: RequestRecord }>,
   authenticator: Pick<Authenticator, 'peek' | 'authenticate'>,
 ): Plugin<Context> {
-  const budgets = fairShareConfig(config.fairShare, SCOPES.admin);
-  const principalOf = principalCache(budgets);
+  const { budgets, of: principalOf } = principals;
   const memo = createCostMemo();
   const { fairShare, metrics } = services;
 

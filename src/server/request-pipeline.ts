@@ -4,9 +4,11 @@ import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Services } from '../api/context.js';
 import { useInputErrorCodes } from '../api/input-errors.js';
+import { schema } from '../api/schema.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { AppConfig } from '../config/config.js';
 import { useCompiledExecution } from '../graphql/compiled-execution.js';
+import { mutationFieldsAdmitted } from '../graphql/field-admission.js';
 import { useHiddenSuggestions } from '../graphql/hidden-suggestions.js';
 import { useOperationLimits } from '../graphql/limits/operation-limits.js';
 import type { DocumentRegistry } from '../graphql/trusted-documents/registry.js';
@@ -16,6 +18,7 @@ import { useBulkDecoded } from './bulk-decoded.js';
 import { useCsrfPrevention } from './csrf.js';
 import { fairShareDoor, type EarlyRefusal } from './fair-share-door.js';
 import { useFairShare } from './fair-share.js';
+import { fairSharePrincipals } from './fair-share-principals.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
 import { useOperationMetrics } from './operation-metrics.js';
@@ -62,6 +65,8 @@ export function requestPipeline({ config, services, authenticator, requestScope,
   });
   const streamTokens = new StreamTokens();
   const limits = config.graphql;
+  // One principal cache for the door and the charge.
+  const principals = config.fairShare.enabled ? fairSharePrincipals(config) : null;
   const plugins: [string, Plugin | object][] = [
     // Before the CSRF check: its PUT/DELETE and token-carrying requests are not browser forms.
     ['singleConnectionSSE', useSingleConnectionSSE({ endpoint: GRAPHQL_ENDPOINT, authenticator, trusted, streamTokens })],
@@ -88,7 +93,7 @@ export function requestPipeline({ config, services, authenticator, requestScope,
       }),
     ],
     // After the operation limits: it spends the cost they measured, and only for operations they let through.
-    ...(config.fairShare.enabled ? [['fairShare', useFairShare(config, services, requestScope, authenticator)] as [string, Plugin]] : []),
+    ...(principals ? [['fairShare', useFairShare(principals, services, requestScope, authenticator)] as [string, Plugin]] : []),
     ['multipartSubscriptions', useMultipartSubscriptions()],
   ];
   if (!limits.fieldSuggestions) plugins.push(['hiddenSuggestions', useHiddenSuggestions()]);
@@ -98,7 +103,9 @@ export function requestPipeline({ config, services, authenticator, requestScope,
     observe: requestObserver({ tracer, logger: services.logger, accessLogSample: config.accessLog.sample }),
     trusted,
     streamTokens,
-    ...(config.fairShare.enabled ? { refuseEarly: fairShareDoor(config, services.fairShare, authenticator, services.metrics) } : {}),
+    ...(principals
+      ? { refuseEarly: fairShareDoor(config, principals, mutationFieldsAdmitted(schema, 'leave'), services.fairShare, authenticator, services.metrics) }
+      : {}),
   };
 }
 

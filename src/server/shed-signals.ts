@@ -1,10 +1,9 @@
-import { getOperationAST, Kind } from 'graphql';
+import { getOperationAST, Kind, type ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { overloaded } from '../graphql/errors.js';
+import { mutationAdmission } from '../graphql/field-admission.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SignalBatcher } from '../signals/signal-batcher.js';
-
-const SIGNAL_FIELDS = new Set(['signal', 'signals']);
 
 /**
  * While the signal queue is full, a signal mutation is refused before its variables are coerced
@@ -14,15 +13,18 @@ const SIGNAL_FIELDS = new Set(['signal', 'signals']);
 export function useSignalShedding(batcher: SignalBatcher, metrics: Metrics, retryAfterSeconds: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      if (!batcher.full) return;
-      const operation = getOperationAST(args.document, args.operationName);
-      if (operation?.operation !== 'mutation') return;
-      const sendsSignals = operation.selectionSet.selections.some(
-        (selection) => selection.kind === Kind.FIELD && SIGNAL_FIELDS.has(selection.name.value),
-      );
-      if (!sendsSignals) return;
+      if (!batcher.full || !ingestsSignals(args)) return;
       metrics.shedRequests.inc();
       setResultAndStopExecution({ errors: [overloaded(retryAfterSeconds)] });
     },
   };
+}
+
+/** A mutation with a field that declares itself signal ingestion (`extensions.admission`). */
+export function ingestsSignals(args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName'>): boolean {
+  const operation = getOperationAST(args.document, args.operationName);
+  if (operation?.operation !== 'mutation') return false;
+  return operation.selectionSet.selections.some(
+    (selection) => selection.kind === Kind.FIELD && mutationAdmission(args.schema, selection.name.value)?.kind === 'signalIngestion',
+  );
 }

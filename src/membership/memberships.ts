@@ -1,0 +1,55 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { MembershipSync } from './cache/membership-sync.js';
+import { countLeaves, findMembership, leave, listLeaveEpisodes, rejoin, type LeaveEpisode, type LeavePage, type Membership, type MembershipWrite } from './membership.store.js';
+
+export type { LeaveEpisode, LeavePage, Membership } from './membership.store.js';
+export type { MembershipState } from './membership-states.store.js';
+
+export type MembershipAction = 'leave' | 'rejoin';
+
+/** The membership capability's use cases: one user's state and leaves, and leaving and rejoining. */
+export class Memberships {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly cache: MembershipSync,
+    /** Each leave and rejoin asked for, and whether it changed the status (the metric). */
+    private readonly onChange: (action: MembershipAction, changed: boolean) => void,
+  ) {}
+
+  /** A user never seen is ACTIVE with no version. */
+  find(userId: string): Promise<Membership> {
+    return findMembership(this.db, userId);
+  }
+
+  /** The page's leaves, oldest first. */
+  leaves(userId: string, page: LeavePage): Promise<LeaveEpisode[]> {
+    return listLeaveEpisodes(this.db, userId, page);
+  }
+
+  leaveCount(userId: string): Promise<number> {
+    return countLeaves(this.db, userId);
+  }
+
+  /** Leaving while LEFT changes nothing: the boundary never moves. Answers once this instance's cache has it. */
+  async leave(userId: string): Promise<Membership> {
+    return this.readYourWrite('leave', await leave(this.db, userId));
+  }
+
+  /** Rejoining while ACTIVE changes nothing. Answers once this instance's cache has it. */
+  async rejoin(userId: string): Promise<Membership> {
+    return this.readYourWrite('rejoin', await rejoin(this.db, userId));
+  }
+
+  /**
+   * Answers once this instance's cache reflects the write, so the caller's next signal here takes
+   * the fast path it expects (right after a rejoin, a stale LEFT would otherwise hold it back).
+   * Other instances catch up within the notification delay; until then they err on the side of LEFT.
+   */
+  private async readYourWrite(action: MembershipAction, change: MembershipWrite): Promise<Membership> {
+    this.onChange(action, change.changed);
+    const { version } = change.membership;
+    if (version !== null) await this.cache.caughtUp(BigInt(version));
+    return change.membership;
+  }
+}
