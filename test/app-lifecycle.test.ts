@@ -10,6 +10,7 @@ const PARTS = [
   'request scope',
   'tracing',
   'database',
+  'metrics export',
   'start-up checks',
   'listener',
   'membership backstop',
