@@ -8,6 +8,7 @@ import type {
   WebhookDispatchTable,
   WebhookEndpointTable,
 } from './downstream-tables.js';
+import type { PersistedDocumentTable } from './persisted-document-table.js';
 
 export type * from './downstream-tables.js';
 
@@ -111,16 +112,6 @@ export interface CommunityPurgeTargetTable {
   weight_micros: ColumnType<string, never, never>;
 }
 
-/** Owned by src/db/persisted-documents.ts. */
-export interface PersistedDocumentTable {
-  id: string;
-  body: string;
-  source: PersistedDocumentSource;
-  registered_at: ColumnType<Date, never, never>;
-}
-
-/** `operator`: trusted in every mode; `apq`: registered by a client in `allow` mode, trusted in that mode only. */
-export type PersistedDocumentSource = 'operator' | 'apq';
 export type { MembershipEventKind } from './column-types.js';
 
 /** The change feed's outbox, written only by triggers (src/db/sql/membership_event_from_*.sql). */

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { fitsInt8 } from '../ids/int8.js';
+import { membershipEvents } from '../membership/membership-events.store.js';
 import { disableEndpoint, ENDPOINT_DISABLED } from './endpoint.store.js';
 import type { WebhookDelivery } from './webhook-records.js';
 
@@ -16,7 +17,7 @@ export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
   if (ids.length === 0) return [];
   return db.selectFrom('webhook_delivery as d')
     .innerJoin('webhook_endpoint as w', 'w.id', 'd.endpoint_id')
-    .innerJoin('membership_event as e', 'e.position', 'd.event_position')
+    .innerJoin(membershipEvents(db).as('e'), 'e.position', 'd.event_position')
     .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at', 'w.failing_since', 'w.fast_successes',
       'e.position', 'e.kind', 'e.user_id', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.purge_id', 'e.recorded_at'])
     .where('d.id', 'in', ids)

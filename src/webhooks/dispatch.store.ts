@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
+import { membershipEvents } from '../membership/membership-events.store.js';
 import { DELIVER_TASK, JOB_DELIVERIES, LANE_PREFIX, PROBATION_FLAG } from './queue.store.js';
 
 /** The dispatcher's cursor and the deliveries it creates (one of the webhook stores, endpoint.store.ts says which). */
@@ -19,7 +20,7 @@ export async function dispatchPage(db: Kysely<Database>, page: number, probation
   const { rows } = await sql<{ dispatched: string; jobs: string }>`
     WITH cursor AS (SELECT d.position FROM webhook_dispatch d FOR UPDATE SKIP LOCKED),
     page AS (
-      SELECT e.position, e.kind FROM membership_event e
+      SELECT e.position, e.kind FROM ${membershipEvents(db)} e
       WHERE e.position > (SELECT c.position FROM cursor c) ORDER BY e.position LIMIT ${page}
     ),
     created AS (
@@ -48,7 +49,7 @@ export async function dispatchPage(db: Kysely<Database>, page: number, probation
 /** Age of the oldest event past the dispatch cursor (0 when caught up): the primary key's range. */
 export async function dispatchLagSeconds(db: Kysely<Database>): Promise<number> {
   const { rows } = await sql<{ lag: number }>`
-    SELECT coalesce(extract(epoch FROM now() - min(recorded_at)), 0)::float8 AS lag FROM membership_event
-    WHERE position > coalesce((SELECT position FROM webhook_dispatch), 0)`.execute(db);
+    SELECT coalesce(extract(epoch FROM now() - min(e.recorded_at)), 0)::float8 AS lag FROM ${membershipEvents(db)} e
+    WHERE e.position > coalesce((SELECT position FROM webhook_dispatch), 0)`.execute(db);
   return rows[0]!.lag;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { Database, MembershipEventKind } from '../db/schema.js';
 import { fitsInt8 } from '../ids/int8.js';
+import { membershipEvents } from '../membership/membership-events.store.js';
 import { DELIVER_TASK, JOB_DELIVERIES, laneOf, PROBATION_FLAG } from './queue.store.js';
 import type { WebhookEndpoint } from './webhook-records.js';
 
@@ -67,7 +68,7 @@ export async function enableEndpoint(db: Kysely<Database>, id: string): Promise<
     ),
     missed AS (
       INSERT INTO webhook_delivery (endpoint_id, event_position)
-      SELECT was.id, e.position FROM was JOIN membership_event e ON e.kind = ANY (was.event_kinds)
+      SELECT was.id, e.position FROM was JOIN ${membershipEvents(db)} e ON e.kind = ANY (was.event_kinds)
       WHERE was.disabled_at IS NOT NULL AND e.position > was.disabled_position AND e.position <= (SELECT position FROM cursor)
       ON CONFLICT ON CONSTRAINT webhook_delivery_once DO NOTHING
       RETURNING id
