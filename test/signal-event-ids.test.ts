@@ -257,6 +257,7 @@ describe('a group whose commit reply is lost', () => {
     // three for its plain insert, which met the stored keys, and three more for the deduplicating
     // path (ingest_signals v6). When nothing reached PostgreSQL, the rows are the resend's.
     const { rows: sequence } = await db.query('SELECT last_value::text FROM signal_id_seq');
+    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take.
     const newest = outcomes.map((outcome) => BigInt(outcome.signalId)).reduce((a, b) => (a > b ? a : b));
     expect(BigInt(sequence[0].last_value) - newest).toBe(point === 'after-commit' ? 6n : 0n);
 

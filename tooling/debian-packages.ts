@@ -76,6 +76,7 @@ export function dependencyNames(depends: string): string[] {
 
 /** Whether dpkg has `name` installed on this machine. */
 export async function installed(name: string): Promise<boolean> {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format syntax, not a template.
   return command('dpkg-query', ['-W', '-f', '${db:Status-Status}', name]).then(
     (status) => status === 'installed',
     () => false,

@@ -114,14 +114,16 @@ interface Samples {
 }
 
 function pooled(samples: OpenLoopSample[]): OpenLoopSample {
-  return samples.reduce((all, one) => ({
-    ...all,
-    sent: all.sent + one.sent,
-    okMs: [...all.okMs, ...one.okMs],
-    shedMs: [...all.shedMs, ...one.shedMs],
-    failures: all.failures + one.failures,
-    firstFailure: all.firstFailure ?? one.firstFailure,
-  }));
+  const [first, ...rest] = samples as [OpenLoopSample, ...OpenLoopSample[]];
+  const all = { ...first, okMs: [...first.okMs], shedMs: [...first.shedMs] };
+  for (const one of rest) {
+    all.sent += one.sent;
+    all.okMs.push(...one.okMs);
+    all.shedMs.push(...one.shedMs);
+    all.failures += one.failures;
+    all.firstFailure ??= one.firstFailure;
+  }
+  return all;
 }
 
 function rowsFor(count: number, samples: Samples): Row[] {

@@ -29,7 +29,7 @@ function problem(issue: z.core.$ZodIssue): string {
   // The longest prefix that is a setting; the rest is inside its value (CORS_ORIGINS.1).
   for (let length = path.length; length > 0; length--) {
     const variable = variableByPath.get(path.slice(0, length).join('.'));
-    if (variable) return [variable, ...path.slice(length)].join('.') + `: ${issue.message}`;
+    if (variable) return `${[variable, ...path.slice(length)].join('.')}: ${issue.message}`;
   }
   return `${path.join('.')}: ${issue.message}`;
 }

@@ -28,7 +28,7 @@ export function mutationFieldsAdmitted(schema: GraphQLSchema, kind: FieldAdmissi
 
 declare module 'graphql' {
   // Same type parameters as graphql's own declaration, which this merges into.
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  // biome-ignore lint/suspicious/noExplicitAny: graphql's own declaration, which this merges into, has `= any`.
   interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs = any> {
     admission?: FieldAdmission;
   }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Kysely } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Channel } from '../db/listen/channel-listener.js';
 import type { Database } from '../db/schema.js';

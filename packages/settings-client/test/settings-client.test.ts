@@ -1,4 +1,4 @@
-import { SettingsClient, SettingsClientError, type LiveState, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
+import { SettingsClient, type SettingsClientError, type LiveState, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.js';
 import { eventually, freshDatabase, startApp, token } from '../../../test/support/harness.js';

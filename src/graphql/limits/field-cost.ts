@@ -27,7 +27,7 @@ export const COST_EXTENSION = 'cost';
 
 declare module 'graphql' {
   // Same type parameters as graphql's own declaration, which this merges into.
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  // biome-ignore lint/suspicious/noExplicitAny: graphql's own declaration, which this merges into, has `= any`.
   interface GraphQLFieldExtensions<_TSource, _TContext, _TArgs = any> {
     cost?: FieldCost<_TArgs>;
   }

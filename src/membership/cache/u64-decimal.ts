@@ -13,7 +13,7 @@ export interface U64Halves {
  */
 export function splitU64Decimal(decimal: string, out: U64Halves): void {
   const length = decimal.length;
-  const headLength = length > 15 ? 15 : length;
+  const headLength = Math.min(length, 15);
   let head = 0;
   for (let i = 0; i < headLength; i++) head = head * 10 + (decimal.charCodeAt(i) - 48);
   const headHi = Math.floor(head / TWO_POW_32);
