@@ -70,14 +70,14 @@ module.exports = {
       name: 'packages-stand-alone',
       severity: 'error',
       comment:
-        "A workspace package is installed by other services: its code never imports the server or its tests. Its own tests (packages/*/test/, never published) run it against the real server.",
+        'A workspace package is installed by other services: its code never imports the server or its tests. Its own tests (packages/*/test/, never published) run it against the real server.',
       from: { path: '^packages/', pathNot: '^packages/[^/]+/test/' },
       to: { path: '^(src|tooling|test|test-browser|bench|scripts|examples)/' },
     },
     {
       name: 'packages-by-name',
       severity: 'error',
-      comment: "The service uses a workspace package only as its users do: by its name, never by a path into packages/.",
+      comment: 'The service uses a workspace package only as its users do: by its name, never by a path into packages/.',
       from: { path: '^(src|tooling|bench|scripts)/' },
       to: { path: '^packages/', dependencyTypesNot: ['aliased-workspace'] },
     },
@@ -93,6 +93,10 @@ module.exports = {
     exclude: { path: '^dist/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.json'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.json'],
+    },
   },
 };

@@ -13,7 +13,12 @@ interface EchoInput {
  * same operation and variables.
  */
 export async function bareYogaEcho(): Promise<BareServer> {
-  const echo = (input: EchoInput) => ({ signalId: input.userId, status: 'ACTIVE', forwarded: true, cohortsAttributed: input.context?.cohortIds?.length ?? 0 });
+  const echo = (input: EchoInput) => ({
+    signalId: input.userId,
+    status: 'ACTIVE',
+    forwarded: true,
+    cohortsAttributed: input.context?.cohortIds?.length ?? 0,
+  });
   const yoga = createYoga({
     schema: createSchema({
       typeDefs: `

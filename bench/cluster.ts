@@ -57,7 +57,11 @@ export async function startCluster(): Promise<Cluster> {
     tokenFor: (sub, scope) => mintToken(SECRET, { sub, scope, expiresIn: '2h' }),
     freshDatabase: () => cloneDatabase(embedded.url, TEMPLATE, 'bench'),
     async startApp(databaseUrl, options = {}, environment = {}) {
-      const app = await startLocalApp(databaseUrl, { secret: SECRET, options, environment: { ...PRODUCTION, ...UNBOUND_BENCH_CALLER, ...environment } });
+      const app = await startLocalApp(databaseUrl, {
+        secret: SECRET,
+        options,
+        environment: { ...PRODUCTION, ...UNBOUND_BENCH_CALLER, ...environment },
+      });
       apps.add(app);
       return app;
     },
@@ -113,4 +117,3 @@ export async function leaveUsers(client: pg.Client, userIds: string[], apps: App
   await client.query('SELECT leave_community_layer(u::u64) FROM unnest($1::text[]) AS u', [userIds]);
   await eventually(() => apps.every((app) => app.services.membershipCache.cache.size === userIds.length), 30_000);
 }
-

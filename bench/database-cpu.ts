@@ -27,7 +27,13 @@ export function databaseCpuSeconds(pgdata: string): DatabaseCpu {
     if (!/^\d+$/.test(entry)) continue;
     const fields = procStat(entry);
     if (!fields) continue;
-    const [ppid, utime, stime, cutime, cstime] = [fields[1], fields[11], fields[12], fields[13], fields[14]].map(Number) as [number, number, number, number, number];
+    const [ppid, utime, stime, cutime, cstime] = [fields[1], fields[11], fields[12], fields[13], fields[14]].map(Number) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
     // The postmaster counts its reaped children (cutime, cstime); a live child only itself.
     if (Number(entry) === postmaster) total += utime + stime + cutime + cstime;
     else if (ppid === postmaster) {

@@ -28,7 +28,11 @@ export async function pageReader(url: string, token: string, seconds: number): P
       await wait(Math.min(Math.max(10, (1000 * lacking) / cost.throttleStatus.restoreRate), until - performance.now()));
       continue;
     }
-    const page: { changes: unknown[]; endCursor: string | null; hasMore: boolean } = ((await response.json()) as { data: { communityMembershipChangePage: { changes: unknown[]; endCursor: string | null; hasMore: boolean } } }).data.communityMembershipChangePage;
+    const page: { changes: unknown[]; endCursor: string | null; hasMore: boolean } = (
+      (await response.json()) as {
+        data: { communityMembershipChangePage: { changes: unknown[]; endCursor: string | null; hasMore: boolean } };
+      }
+    ).data.communityMembershipChangePage;
     events += page.changes.length;
     after = page.hasMore ? page.endCursor : null;
   }
@@ -39,7 +43,12 @@ export async function pageReader(url: string, token: string, seconds: number): P
  * The issue's re-opener: opens the subscription from the start, reads `perOpen` events, drops it and
  * opens it again (waiting out a 429): the events it got, and how many streams it opened.
  */
-export async function reopeningReader(url: string, token: string, seconds: number, perOpen: number): Promise<{ events: number; opens: number }> {
+export async function reopeningReader(
+  url: string,
+  token: string,
+  seconds: number,
+  perOpen: number,
+): Promise<{ events: number; opens: number }> {
   const until = performance.now() + seconds * 1000;
   let events = 0;
   let opens = 0;

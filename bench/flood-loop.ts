@@ -18,25 +18,41 @@ function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
   let flips = 0;
   const signal = (i: number) => ({ userId: options.userId, itemId: `flood-${i % 100}`, kind: 'VIEW' });
   const single = { points: 1, change: false, body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }) };
-  const kinds = options.singlesOnly ? Array.from({ length: Math.round(perTick) }, () => single) : [
-    ...Array.from({ length: Math.round(perTick * 0.5) }, () => ({ points: 1, change: false, body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }) })),
-    ...Array.from({ length: Math.max(1, Math.round((perTick * 0.4) / options.batchSize)) }, () => ({
-      points: options.batchSize,
-      change: false,
-      body: (i: number) => JSON.stringify({ query: SIGNALS, variables: { inputs: Array.from({ length: options.batchSize }, (_, k) => signal(i + k)) } }),
-    })),
-    ...Array.from({ length: Math.max(1, Math.round((perTick * 0.1) / CHANGE_POINTS)) }, () => ({
-      points: CHANGE_POINTS,
-      change: true,
-      // Leave, rejoin, leave…: each one a change.
-      body: () => JSON.stringify({ query: `mutation { ${flips++ % 2 === 0 ? 'leaveCommunityLayer' : 'rejoinCommunityLayer'} { status } }` }),
-    })),
-  ];
+  const kinds = options.singlesOnly
+    ? Array.from({ length: Math.round(perTick) }, () => single)
+    : [
+        ...Array.from({ length: Math.round(perTick * 0.5) }, () => ({
+          points: 1,
+          change: false,
+          body: (i: number) => JSON.stringify({ query: SIGNAL, variables: { input: signal(i) } }),
+        })),
+        ...Array.from({ length: Math.max(1, Math.round((perTick * 0.4) / options.batchSize)) }, () => ({
+          points: options.batchSize,
+          change: false,
+          body: (i: number) =>
+            JSON.stringify({ query: SIGNALS, variables: { inputs: Array.from({ length: options.batchSize }, (_, k) => signal(i + k)) } }),
+        })),
+        ...Array.from({ length: Math.max(1, Math.round((perTick * 0.1) / CHANGE_POINTS)) }, () => ({
+          points: CHANGE_POINTS,
+          change: true,
+          // Leave, rejoin, leave…: each one a change.
+          body: () =>
+            JSON.stringify({ query: `mutation { ${flips++ % 2 === 0 ? 'leaveCommunityLayer' : 'rejoinCommunityLayer'} { status } }` }),
+        })),
+      ];
   const inFlight = new Set<Promise<void>>();
   const send = (url: string, kind: (typeof kinds)[number], i: number) => {
     const body = kind.body(i);
     const sent = new Promise<void>((resolve) => {
-      const request = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${options.token}`, 'content-length': Buffer.byteLength(body) } });
+      const request = http.request(url, {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${options.token}`,
+          'content-length': Buffer.byteLength(body),
+        },
+      });
       request.once('error', () => {
         result.other++;
         resolve();
@@ -45,7 +61,10 @@ function runFlood(options: FloodOptions): { stop(): Promise<FloodResult> } {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.once('end', () => {
-          const answer = JSON.parse(Buffer.concat(chunks).toString()) as { errors?: unknown[]; extensions?: { cost?: { actualQueryCost?: number } } };
+          const answer = JSON.parse(Buffer.concat(chunks).toString()) as {
+            errors?: unknown[];
+            extensions?: { cost?: { actualQueryCost?: number } };
+          };
           if (response.statusCode === 200 && !answer.errors) {
             // What the server charged (a leave or rejoin costs more than its objects), not what the flood guessed.
             result.admittedPoints += answer.extensions?.cost?.actualQueryCost ?? kind.points;

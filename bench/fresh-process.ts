@@ -30,7 +30,9 @@ export function inFreshProcess(benchCase: InProcessCase, module: URL, exportName
           failure = message.error ?? failure;
         });
         child.once('error', reject);
-        child.once('exit', (code) => (rows ? resolve(rows) : reject(new Error(failure ?? `the case's process exited with ${code} and no rows`))));
+        child.once('exit', (code) =>
+          rows ? resolve(rows) : reject(new Error(failure ?? `the case's process exited with ${code} and no rows`)),
+        );
         const job: FreshProcessJob = { module: module.href, exportName, sizes };
         child.send(job);
       }),

@@ -4,7 +4,16 @@ import WebSocket from 'ws';
 import type { HostileOptions, HostileSample } from './hostile.js';
 
 // Runs in a child process (see hostile.ts): the attack must not share the server's event loop.
-const sample: HostileSample = { trickleConnections: 0, tricklesEnded: 0, tricklesRefused: 0, floodSent: 0, floodOverloaded: 0, floodAdmitted: 0, floodOther: 0, firstOther: null };
+const sample: HostileSample = {
+  trickleConnections: 0,
+  tricklesEnded: 0,
+  tricklesRefused: 0,
+  floodSent: 0,
+  floodOverloaded: 0,
+  floodAdmitted: 0,
+  floodOther: 0,
+  firstOther: null,
+};
 /**
  * The attacker is another host: its own loopback address (127.0.0.0/8 is all loopback), so the
  * per-address caps tell it from the legitimate clients on 127.0.0.1, as they would on a network.

@@ -33,7 +33,10 @@ export const REQUEST_LAYERS = Object.keys(LAYER_SOURCES);
 
 /** The app's request layers with every priced one left out: what the transport, Yoga and the resolvers cost alone. */
 export function withoutRequestLayers(pipeline: RequestPipeline): RequestPipeline {
-  const plugins = withoutPlugins(pipeline.plugins, REQUEST_LAYERS.filter((name) => name !== 'requestObserver'));
+  const plugins = withoutPlugins(
+    pipeline.plugins,
+    REQUEST_LAYERS.filter((name) => name !== 'requestObserver'),
+  );
   return { ...pipeline, plugins, observe: unobserved, refuseEarly: undefined };
 }
 
@@ -77,10 +80,13 @@ export async function layerCosts(app: Pick<App, 'url'>, load: Omit<HttpLoadOptio
     await session.post('Profiler.start');
     const sample = await httpLoad({ ...load, url: app.url });
     const { profile } = await session.post('Profiler.stop');
-    if (sample.failed > 0 || sample.requests === 0) throw new Error(`load run: ${sample.failed} failed, ${sample.requests} ok; first failure: ${sample.firstFailure}`);
+    if (sample.failed > 0 || sample.requests === 0)
+      throw new Error(`load run: ${sample.failed} failed, ${sample.requests} ok; first failure: ${sample.firstFailure}`);
     const counts = samplesByPart(profile);
     const busy = [...counts.values()].reduce((sum, count) => sum + count, 0);
-    const partUs = Object.fromEntries([...counts].sort((a, b) => b[1] - a[1]).map(([part, count]) => [part, Math.round((cpuUsPerRequest * count) / busy)]));
+    const partUs = Object.fromEntries(
+      [...counts].sort((a, b) => b[1] - a[1]).map(([part, count]) => [part, Math.round((cpuUsPerRequest * count) / busy)]),
+    );
     return { cpuUsPerRequest: Math.round(cpuUsPerRequest), partUs, samples: busy };
   } finally {
     session.disconnect();
@@ -92,7 +98,8 @@ export async function cpuPerRequest(target: Pick<App, 'url'>, load: Omit<HttpLoa
   const before = process.cpuUsage();
   const sample = await httpLoad({ ...load, url: target.url });
   const used = process.cpuUsage(before);
-  if (sample.failed > 0 || sample.requests === 0) throw new Error(`load run: ${sample.failed} failed, ${sample.requests} ok; first failure: ${sample.firstFailure}`);
+  if (sample.failed > 0 || sample.requests === 0)
+    throw new Error(`load run: ${sample.failed} failed, ${sample.requests} ok; first failure: ${sample.firstFailure}`);
   return (used.user + used.system) / sample.requests;
 }
 

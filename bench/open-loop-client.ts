@@ -4,7 +4,16 @@ import type { OpenLoopOptions, OpenLoopSample } from './open-loop.js';
 // Runs in a child process (see open-loop.ts): the load generator must not share the event loop,
 // nor the memory, of the server it measures.
 process.once('message', async (options: OpenLoopOptions) => {
-  const sample: OpenLoopSample = { sent: 0, acknowledgedIds: [], okMs: [], shedMs: [], failures: 0, firstFailure: null, probeMs: [], probeFailures: 0 };
+  const sample: OpenLoopSample = {
+    sent: 0,
+    acknowledgedIds: [],
+    okMs: [],
+    shedMs: [],
+    failures: 0,
+    firstFailure: null,
+    probeMs: [],
+    probeFailures: 0,
+  };
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${options.token}` };
   const deadline = performance.now() + options.durationSec * 1000;
 
@@ -13,13 +22,20 @@ process.once('message', async (options: OpenLoopOptions) => {
   const agent = new http.Agent({ keepAlive: true });
   const post = (body: string, timeoutMs?: number) =>
     new Promise<{ status: number; retryAfter: string | undefined; text: string }>((resolve, reject) => {
-      const request = http.request(options.url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) }, ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}) });
+      const request = http.request(options.url, {
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+        ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
+      });
       request.once('error', reject);
       request.once('response', (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.once('error', reject);
-        response.once('end', () => resolve({ status: response.statusCode!, retryAfter: response.headers['retry-after'], text: Buffer.concat(chunks).toString() }));
+        response.once('end', () =>
+          resolve({ status: response.statusCode!, retryAfter: response.headers['retry-after'], text: Buffer.concat(chunks).toString() }),
+        );
       });
       request.end(body);
     });

@@ -33,7 +33,9 @@ const READY_WITHIN_MS = 180_000;
  */
 export async function startServerProcesses(options: ProcessOptions): Promise<ServerProcesses> {
   const { count, ...server } = options;
-  const started = await Promise.allSettled(Array.from({ length: count }, () => startServerProcess({ ...server, ipc: true, readyWithinMs: READY_WITHIN_MS })));
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, () => startServerProcess({ ...server, ipc: true, readyWithinMs: READY_WITHIN_MS })),
+  );
   const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
   const stop = async () => void (await Promise.all(servers.map((instance: ServerProcess) => instance.stop('SIGTERM'))));
   const failed = started.find((result): result is PromiseRejectedResult => result.status === 'rejected');

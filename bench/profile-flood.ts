@@ -15,7 +15,15 @@ export async function floodLoad(cluster: Cluster, url: string, workload: Workloa
   const bodies = Array.from({ length: 1_000 }, () => body(SIGNAL, { input: workload.nextSignal() }));
   const probeBody = body('query ($userId: UInt64) { communityLayerStatus(userId: $userId) { status } }', { userId: workload.userIds[0] });
   const flood = await startFlood({ urls: [url], token, userId: '777777', pointsPerSec: 10 * BUDGET.rate, batchSize: 10 });
-  const steady = await openLoop({ url, token: cluster.token, bodies, ratePerSec: STEADY_PER_SEC, durationSec, timeoutMs: 10_000, probeBody });
+  const steady = await openLoop({
+    url,
+    token: cluster.token,
+    bodies,
+    ratePerSec: STEADY_PER_SEC,
+    durationSec,
+    timeoutMs: 10_000,
+    probeBody,
+  });
   const flooded = await flood.stop();
   return { requests: flooded.sent + steady.sent + steady.probeMs.length, durationSec, failed: flooded.other + steady.failures };
 }

@@ -35,9 +35,13 @@ export function summarise(profile: CpuProfile, from: number, to: number, calls: 
   });
   const share = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)}%`;
   const top = (map: Map<string, number>, n: number) =>
-    [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, us]) => `${share(us)}  ${name}`).join('\n');
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, us]) => `${share(us)}  ${name}`)
+      .join('\n');
   return [
-    `busy ${(total / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms; busy per call ${((total / 1000) / calls).toFixed(3)} ms`,
+    `busy ${(total / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms; busy per call ${(total / 1000 / calls).toFixed(3)} ms`,
     '',
     'by package (self time):',
     top(packages, 15),
@@ -64,5 +68,11 @@ function packageOf(frame: { functionName: string; url: string }): string {
   }
   if (frame.url.startsWith('node:')) return 'node:*';
   const source = frame.url.indexOf('/src/');
-  return source >= 0 ? frame.url.slice(source + 1).split('/').slice(0, 2).join('/') : frame.url;
+  return source >= 0
+    ? frame.url
+        .slice(source + 1)
+        .split('/')
+        .slice(0, 2)
+        .join('/')
+    : frame.url;
 }

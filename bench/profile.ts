@@ -37,7 +37,8 @@ const LOADS: Load[] = [
     name: 'batched',
     describe: `signals, ${BATCH} per call, 4 callers`,
     connections: 4,
-    bodies: (workload) => Array.from({ length: 16 }, () => body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) })),
+    bodies: (workload) =>
+      Array.from({ length: 16 }, () => body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) })),
   },
   {
     name: 'single',

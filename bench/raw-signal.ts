@@ -21,7 +21,15 @@ export function singleInsert(input: SignalInputJson, left: ReadonlySet<string>):
   return {
     name: 'bench-single-insert',
     text: `INSERT INTO bench_signal (${COLUMNS}) VALUES ($1, $2, $3, $4, NULL, $5, $6, now_ns(), $7)`,
-    values: [input.userId, input.itemId, input.kind, weightMicros(input), input.context.surface, input.context.cohortIds, !left.has(input.userId)],
+    values: [
+      input.userId,
+      input.itemId,
+      input.kind,
+      weightMicros(input),
+      input.context.surface,
+      input.context.cohortIds,
+      !left.has(input.userId),
+    ],
   };
 }
 

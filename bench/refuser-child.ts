@@ -5,7 +5,12 @@ import { serveOnLoopback } from './bare-yoga.js';
 
 const STATE = { maximumAvailable: 40, currentlyAvailable: 0, restoreRate: 20 };
 const BODY = JSON.stringify({
-  errors: [{ message: "This caller's budget is spent; retry after Retry-After.", extensions: { code: 'RATE_LIMITED', limit: 'budget', retryAfterSeconds: 1, requestId: '00000000-0000-0000-0000-000000000000' } }],
+  errors: [
+    {
+      message: "This caller's budget is spent; retry after Retry-After.",
+      extensions: { code: 'RATE_LIMITED', limit: 'budget', retryAfterSeconds: 1, requestId: '00000000-0000-0000-0000-000000000000' },
+    },
+  ],
   extensions: { cost: { actualQueryCost: 0, throttleStatus: STATE } },
 });
 const HEADERS = {

@@ -40,7 +40,10 @@ export async function writeResults(report: Report): Promise<string> {
   await mkdir(folder, { recursive: true });
   const file = `${folder}${report.startedAt.toISOString().replace(/[:.]/g, '-')}.json`;
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model, totalMemoryGiB: totalmem() / 2 ** 30, node: process.version };
-  await writeFile(file, `${JSON.stringify({ ...report, startedAt: report.startedAt.toISOString(), machine, code: codeVersion() }, null, 2)}\n`);
+  await writeFile(
+    file,
+    `${JSON.stringify({ ...report, startedAt: report.startedAt.toISOString(), machine, code: codeVersion() }, null, 2)}\n`,
+  );
   return file;
 }
 
@@ -48,7 +51,10 @@ export async function writeResults(report: Report): Promise<string> {
 function codeVersion(): { commit: string; changed: string[] } | null {
   try {
     const git = (...args: string[]) => execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    return { commit: git('rev-parse', 'HEAD').trim(), changed: git('status', '--porcelain', '--', 'src', 'migrations').split('\n').filter(Boolean) };
+    return {
+      commit: git('rev-parse', 'HEAD').trim(),
+      changed: git('status', '--porcelain', '--', 'src', 'migrations').split('\n').filter(Boolean),
+    };
   } catch {
     return null;
   }

@@ -19,7 +19,14 @@ export interface RestoreProbe {
 // Runs in a child process: the peak RSS of the bench process itself says nothing about one start.
 process.once('message', async (databaseUrl: string) => {
   const secret = randomBytes(32).toString('base64url');
-  const config = loadConfig({ ...PRODUCTION, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: secret });
+  const config = loadConfig({
+    ...PRODUCTION,
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    AUTH_JWT_SECRET: secret,
+  });
   let peakRssBeforeBytes = 0;
   let started = 0;
   // Created, not yet started: from here on it is the start alone that is measured.

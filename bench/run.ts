@@ -130,7 +130,10 @@ try {
     } catch (error) {
       log(`crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
       const crashed = error instanceof Error ? error.message : String(error);
-      rowsOf.set(benchCase, benchCase.labels.map((label) => ({ case: label, figure: '', ceiling: '', ratio: null, target: '—', met: null, crashed })));
+      rowsOf.set(
+        benchCase,
+        benchCase.labels.map((label) => ({ case: label, figure: '', ceiling: '', ratio: null, target: '—', met: null, crashed })),
+      );
     } finally {
       await cluster.endCase();
       timeline.push({ labels: benchCase.labels, seconds: (performance.now() - caseStarted) / 1000, loadAverageBefore });

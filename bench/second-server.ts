@@ -19,7 +19,11 @@ export interface SecondServer {
  */
 export async function secondServer(app: App, change: (pipeline: RequestPipeline) => RequestPipeline): Promise<SecondServer> {
   const options = app.transportOptions;
-  const transports = createTransports({ ...options, services: { ...options.services, metrics: new Metrics() }, pipeline: change(options.pipeline) });
+  const transports = createTransports({
+    ...options,
+    services: { ...options.services, metrics: new Metrics() },
+    pipeline: change(options.pipeline),
+  });
   const { url } = await transports.listen();
   transports.startSampling();
   return {

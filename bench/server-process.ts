@@ -9,16 +9,20 @@ import { startApp } from '../tooling/start-app.js';
  */
 const config = loadConfig(process.env);
 if (!config.database.url || config.auth.key.kind !== 'secret') throw new Error('needs DATABASE_URL and AUTH_JWT_SECRET');
-await startApp(config, { databaseUrl: config.database.url, authKey: config.auth.key }, {
-  created: (app) => {
-    app.services.membershipCache.onChange((change, sentAtUs, appliedAtUs) => {
-      process.send?.({ version: String(change.version), lagUs: appliedAtUs - Number(sentAtUs) });
-    });
-    process.on('message', (message) => {
-      if (message !== 'cpu') return;
-      const { user, system } = process.cpuUsage();
-      process.send?.({ cpuUs: user + system });
-    });
-    process.once('SIGTERM', () => void app.stop().finally(() => process.exit(0)));
+await startApp(
+  config,
+  { databaseUrl: config.database.url, authKey: config.auth.key },
+  {
+    created: (app) => {
+      app.services.membershipCache.onChange((change, sentAtUs, appliedAtUs) => {
+        process.send?.({ version: String(change.version), lagUs: appliedAtUs - Number(sentAtUs) });
+      });
+      process.on('message', (message) => {
+        if (message !== 'cpu') return;
+        const { user, system } = process.cpuUsage();
+        process.send?.({ cpuUs: user + system });
+      });
+      process.once('SIGTERM', () => void app.stop().finally(() => process.exit(0)));
+    },
   },
-});
+);

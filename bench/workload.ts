@@ -46,7 +46,9 @@ export function createWorkload(sizes: WorkloadSizes, seed = 1): Workload {
   const random = seededRandom(seed);
   const userIds = Array.from({ length: sizes.users }, (_, i) => String(i + 1));
   const cohortsOf = userIds.map(() =>
-    random() < sizes.cohortShare ? Array.from({ length: 1 + Math.floor(random() * 3) }, () => `cohort-${Math.floor(random() * COHORTS)}`) : [],
+    random() < sizes.cohortShare
+      ? Array.from({ length: 1 + Math.floor(random() * 3) }, () => `cohort-${Math.floor(random() * COHORTS)}`)
+      : [],
   );
   const leftUserIds = userIds.filter(() => random() < sizes.leftShare);
   const item = zipf(sizes.items, sizes.zipfExponent, random);

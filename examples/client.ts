@@ -68,8 +68,9 @@ export async function runExample(url: string, token: string, userId: string, ite
   let pages = 0;
   let after: string | null = null;
   for (;;) {
-    const page: ExampleContributionsQuery['communityContributions'] = (await request(ExampleContributionsDocument, { userId, first: 2, after }))
-      .communityContributions;
+    const page: ExampleContributionsQuery['communityContributions'] = (
+      await request(ExampleContributionsDocument, { userId, first: 2, after })
+    ).communityContributions;
     contributions += page.edges.length;
     pages += 1;
     if (!page.pageInfo.hasNextPage) break;

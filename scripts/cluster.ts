@@ -22,7 +22,12 @@ const stopAll = async () => {
 };
 let processes: Awaited<ReturnType<typeof startServerProcesses>> | undefined;
 try {
-  processes = await startServerProcesses({ count: instances, entry: 'src/main.ts', environment, echo: (text) => process.stderr.write(text) });
+  processes = await startServerProcesses({
+    count: instances,
+    entry: 'src/main.ts',
+    environment,
+    echo: (text) => process.stderr.write(text),
+  });
 } catch (error) {
   await stopAll();
   throw error;

@@ -9,7 +9,13 @@ import { startScriptDatabase } from './script-database.js';
  * `DATABASE_URL=…` and `DATABASE_LISTEN_URL=…` lines (and `DB_SESSION_LIMITS=server` behind
  * PgBouncer); `--role-limits`: the role carries the session limits, for a PgBouncer of the caller's; runs until SIGTERM or SIGINT, then removes everything.
  */
-const { values } = parseArgs({ options: { 'write-env': { type: 'string' }, pgbouncer: { type: 'boolean', default: false }, 'role-limits': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    'write-env': { type: 'string' },
+    pgbouncer: { type: 'boolean', default: false },
+    'role-limits': { type: 'boolean', default: false },
+  },
+});
 const envFile = values['write-env'];
 if (!envFile) throw new Error('usage: tsx scripts/database.ts --write-env FILE [--pgbouncer]');
 

@@ -24,7 +24,11 @@ export async function startScriptDatabase(options: { pgbouncer: boolean; roleLim
   const database = await startTemporaryPostgres('community_layer');
   if (options.pgbouncer || options.roleLimits) {
     const { statementTimeoutMs, lockTimeoutMs, idleInTransactionTimeoutMs } = loadConfig({}).database;
-    const limits = { statement_timeout: statementTimeoutMs, lock_timeout: lockTimeoutMs, idle_in_transaction_session_timeout: idleInTransactionTimeoutMs };
+    const limits = {
+      statement_timeout: statementTimeoutMs,
+      lock_timeout: lockTimeoutMs,
+      idle_in_transaction_session_timeout: idleInTransactionTimeoutMs,
+    };
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     for (const [setting, ms] of Object.entries(limits)) await client.query(`ALTER ROLE CURRENT_USER SET ${setting} = '${ms}ms'`);

@@ -111,7 +111,10 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   metrics.observe(membershipCache, database.pool);
   const requestScope = new AsyncLocalStorage<RequestScope>();
   const signals = new SignalBatcher({
-    db: database.db, logger, metrics, tracer,
+    db: database.db,
+    logger,
+    metrics,
+    tracer,
     onAccepted: countSignals(requestScope),
     isLeft: (userId) => membershipCache.cache.isLeft(userId),
     ...config.signals,
@@ -121,26 +124,63 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   const statusFeed = new MembershipStatusFeed(database.db, membershipCache, userStreamCaps, logger);
   metrics.observeSubscriptions(statusFeed);
   const { background } = metrics;
-  const purges = new PurgeJobs(database.db, purgeDatabase.db, listener, logger, config.purge, userStreamCaps, tracer, (removed, seconds) => {
-    background.purgesFinished.inc();
-    background.purgeEntries.inc(removed);
-    if (seconds !== null) background.purgeDuration.observe(seconds);
-  });
+  const purges = new PurgeJobs(
+    database.db,
+    purgeDatabase.db,
+    listener,
+    logger,
+    config.purge,
+    userStreamCaps,
+    tracer,
+    (removed, seconds) => {
+      background.purgesFinished.inc();
+      background.purgeEntries.inc(removed);
+      if (seconds !== null) background.purgeDuration.observe(seconds);
+    },
+  );
   // The change feed's streams have a set of their own, with the same limits: per principal (as per user) and per instance.
-  const changeFeed = new MembershipChangeFeed(database.db, listener, new SubscriptionCaps(config.subscriptions), config.downstream, (lag) => background.changeFeedLag.observe(lag));
+  const changeFeed = new MembershipChangeFeed(database.db, listener, new SubscriptionCaps(config.subscriptions), config.downstream, (lag) =>
+    background.changeFeedLag.observe(lag),
+  );
   const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  const { webhooks, part: webhooksPart, pool: queuePool } = createWebhooks({ db: database.db, database: config.database, channel: listener, settings: config.webhooks, logger, metrics });
+  const {
+    webhooks,
+    part: webhooksPart,
+    pool: queuePool,
+  } = createWebhooks({ db: database.db, database: config.database, channel: listener, settings: config.webhooks, logger, metrics });
   metrics.observeBacklog(async () => {
     const [webhook, purgesRunning] = await Promise.all([webhooks.backlog(), purges.running()]);
-    return { webhookPending: webhook.pending, webhookOldestPendingSeconds: webhook.oldestPendingSeconds, webhookDispatchLagSeconds: webhook.dispatchLagSeconds, purgesRunning };
+    return {
+      webhookPending: webhook.pending,
+      webhookOldestPendingSeconds: webhook.oldestPendingSeconds,
+      webhookDispatchLagSeconds: webhook.dispatchLagSeconds,
+      purgesRunning,
+    };
   });
   const memberships = new Memberships(database.db, membershipCache, (action, changed) =>
     metrics.membershipChanges.inc({ action, result: changed ? 'changed' : 'unchanged' }),
   );
   const signalReads = new SignalReads(database.db);
   // Budgets per caller, cluster-wide (src/budgets).
-  const { fairShare, part: fairSharePart, pool: budgetPool } = createFairShare({ database: config.database, endpoint: connections.endpoint, config: config.fairShare, logger });
-  const services: Services = { membership: memberships, membershipCache, signals, signalReads, statusFeed, purges, changeFeed, receipts, webhooks, metrics, logger, fairShare };
+  const {
+    fairShare,
+    part: fairSharePart,
+    pool: budgetPool,
+  } = createFairShare({ database: config.database, endpoint: connections.endpoint, config: config.fairShare, logger });
+  const services: Services = {
+    membership: memberships,
+    membershipCache,
+    signals,
+    signalReads,
+    statusFeed,
+    purges,
+    changeFeed,
+    receipts,
+    webhooks,
+    metrics,
+    logger,
+    fairShare,
+  };
   const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
   const transportOptions: TransportsOptions = {
     config,
@@ -167,33 +207,41 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     { name: 'tracing', stop: () => tracing.shutdown() },
     { name: 'database', stop: () => database.close() },
     // Stopped before the database: the final export still reads the backlog gauges from it.
-    { name: 'metrics export', ...metricsExport(config.tracing.metricsExporter, metrics.registry, instanceId, config.tracing.serviceName, logger) },
+    {
+      name: 'metrics export',
+      ...metricsExport(config.tracing.metricsExporter, metrics.registry, instanceId, config.tracing.serviceName, logger),
+    },
     {
       name: 'start-up checks',
       async start() {
         await receipts.ready();
         await checkSessionLimits(database.db, config.database);
         await durability.start();
-        const applied = await ensureSchema(database.db, { migrateOnStart: config.database.migrateOnStart, migrate: () => connections.migrate() });
+        const applied = await ensureSchema(database.db, {
+          migrateOnStart: config.database.migrateOnStart,
+          migrate: () => connections.migrate(),
+        });
         if (applied.length > 0) logger.info({ applied }, 'migrations applied');
       },
     },
-    ...(followsMembership ? [
-      {
-        name: 'listener',
-        async start() {
-          await checkListenSession({
-            endpoint: connections.listenEndpoint,
-            applicationName: `community-layer listen check ${instanceId}`,
-            timeoutMs: config.listener.heartbeatTimeoutMs,
-            db: database.db,
-          });
-          await listener.start(); // the cache is loaded once it resolves
-        },
-        stop: () => listener.stop(),
-      },
-      { name: 'membership backstop', start: () => membershipCache.start(), stop: () => membershipCache.stop() },
-    ] : []),
+    ...(followsMembership
+      ? [
+          {
+            name: 'listener',
+            async start() {
+              await checkListenSession({
+                endpoint: connections.listenEndpoint,
+                applicationName: `community-layer listen check ${instanceId}`,
+                timeoutMs: config.listener.heartbeatTimeoutMs,
+                db: database.db,
+              });
+              await listener.start(); // the cache is loaded once it resolves
+            },
+            stop: () => listener.stop(),
+          },
+          { name: 'membership backstop', start: () => membershipCache.start(), stop: () => membershipCache.stop() },
+        ]
+      : []),
     { name: 'event-loop sampler', start: () => transports.startSampling(), stop: () => transports.stopSampling() },
     // In the background: an unreachable identity provider delays readiness, not the start.
     { name: 'auth keys', start: () => keys.start(), stop: () => keys.stop() },
@@ -203,11 +251,35 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     { name: 'purge worker', start: () => purges.start(), stop: () => purges.stop() },
     { name: 'signals', stop: () => signals.drained() },
     { name: 'http', start: async () => void Object.assign(urls, await transports.listen()), stop: () => transports.drain() },
-    { name: 'streams', stop: () => { statusFeed.close(); changeFeed.close(); purges.closeStreams(); } },
+    {
+      name: 'streams',
+      stop: () => {
+        statusFeed.close();
+        changeFeed.close();
+        purges.closeStreams();
+      },
+    },
     // Readiness false from here; a grace period lets load balancers notice before we refuse.
-    { name: 'readiness', stop: async () => { transports.stopAccepting(); await delay(config.shutdown.graceMs); } },
+    {
+      name: 'readiness',
+      stop: async () => {
+        transports.stopAccepting();
+        await delay(config.shutdown.graceMs);
+      },
+    },
   ];
-  const instance = { services, instanceId, transportOptions, get url() { return urls.url; }, get metricsUrl() { return urls.metricsUrl; } };
-  const pools = () => poolUsage({ request: database.pool, purge: purgeDatabase.pool, 'webhook queue': queuePool, 'fair share': budgetPool });
+  const instance = {
+    services,
+    instanceId,
+    transportOptions,
+    get url() {
+      return urls.url;
+    },
+    get metricsUrl() {
+      return urls.metricsUrl;
+    },
+  };
+  const pools = () =>
+    poolUsage({ request: database.pool, purge: purgeDatabase.pool, 'webhook queue': queuePool, 'fair share': budgetPool });
   return { instance, parts, logger, pools };
 }

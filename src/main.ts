@@ -29,7 +29,10 @@ async function main(): Promise<void> {
   const stop = onStopSignals(logger, {
     drain: async () => {
       // A start on the same data folder meanwhile (`npm start | head` then `npm start`) waits for this one.
-      void starting.then((started) => started.embedded?.stopping(), () => undefined);
+      void starting.then(
+        (started) => started.embedded?.stopping(),
+        () => undefined,
+      );
       await app?.stop().catch((error: unknown) => logger.error({ err: error }, 'error while stopping'));
       await stopEmbedded();
     },
@@ -47,7 +50,11 @@ async function main(): Promise<void> {
   }
   if (stop.requested) return;
   const authKey = await resolveAuthKey(config.auth, config.database.embeddedDataDir);
-  const receiptKey = await resolveReceiptKey(config.downstream.receiptSigningKey, config.env === 'production', config.database.embeddedDataDir);
+  const receiptKey = await resolveReceiptKey(
+    config.downstream.receiptSigningKey,
+    config.env === 'production',
+    config.database.embeddedDataDir,
+  );
   const tokens = authKey.kind === 'secret' && authKey.generated ? await developmentTokens(authKey.secret, config) : null;
   try {
     const resources = { databaseUrl, authKey, receiptKey, ...(tokens ? { developmentToken: tokens.admin } : {}) };
@@ -98,6 +105,10 @@ function printDevelopmentTokens({ user, admin }: { user: string; admin: string }
 
 main().catch((error: unknown) => {
   // An EmbeddedStartError says what failed, why and what to do: its message alone is the report.
-  console.error(error instanceof EmbeddedStartError ? error.message : `community-layer failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    error instanceof EmbeddedStartError
+      ? error.message
+      : `community-layer failed to start: ${error instanceof Error ? error.message : String(error)}`,
+  );
   process.exit(1);
 });

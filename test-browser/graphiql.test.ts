@@ -14,14 +14,27 @@ const blocked: string[] = [];
 
 beforeAll(async () => {
   const databaseUrl = await freshDatabase();
-  const config = loadConfig({ NODE_ENV: 'development', PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET });
+  const config = loadConfig({
+    NODE_ENV: 'development',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    AUTH_JWT_SECRET: TEST_SECRET,
+  });
   // As `npm start` does in development: GraphiQL gets the all-scopes token.
   const developmentToken = await token('1', 'community:admin signals:write');
   app = await startApp(config, { databaseUrl, authKey: { kind: 'secret', secret: TEST_SECRET }, developmentToken });
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
   context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   // Offline, or behind a proxy that lets nothing out: only the server itself answers.
@@ -79,7 +92,9 @@ describe('GraphiQL', () => {
     // A profile of its own (the first test's stream aside), shared by both tabs: the first tab's
     // GraphiQL tabs are in its storage when the second opens, as in one browser profile.
     const profile = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    await profile.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('internetdisconnected')));
+    await profile.route('**/*', (route) =>
+      new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort('internetdisconnected'),
+    );
     const first = await profile.newPage();
     first.setDefaultTimeout(90_000);
     await first.goto(app.url);

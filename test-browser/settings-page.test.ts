@@ -19,7 +19,14 @@ beforeAll(async () => {
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--disable-sync',
+    ],
   });
   settingsUrl = new URL('/settings', app.url).toString();
 });
@@ -95,7 +102,8 @@ describe('the settings page in a real browser', () => {
       await gql(app, `mutation { rejoinCommunityLayer(userId: "${user}") { status } }`);
     }
     const page = await openSettings(await token(user));
-    const shownNs = () => page.locator('#history-rows tr td:first-child time').evaluateAll((times) => times.map((t) => (t as HTMLElement).dataset['ns']));
+    const shownNs = () =>
+      page.locator('#history-rows tr td:first-child time').evaluateAll((times) => times.map((t) => (t as HTMLElement).dataset['ns']));
     await page.waitForSelector('#history-rows tr');
     expect(await shownNs()).toEqual(leftAt.slice(3).reverse());
     await expect(page.locator('#history-count').textContent()).resolves.toBe('Showing the 20 most recent of 23 leaves.');
@@ -156,7 +164,9 @@ describe('the settings page in a real browser', () => {
       await frame.locator('#error:not([hidden])').waitFor();
       await expect(frame.locator('#error').textContent()).resolves.toContain('Sign in again');
       expect(await frame.locator('html').getAttribute('data-live')).toBe('off');
-      await page.waitForFunction(() => (window as unknown as { received: { type: string }[] }).received.some((m) => m.type === 'community-layer-token-expired'));
+      await page.waitForFunction(() =>
+        (window as unknown as { received: { type: string }[] }).received.some((m) => m.type === 'community-layer-token-expired'),
+      );
 
       const fresh = await token(USER, undefined, '10m');
       await page.evaluate((value) => {
@@ -185,7 +195,12 @@ describe('removing past contributions from the settings page', () => {
     const slow = await startApp(await freshDatabase(), { PURGE_CHUNK_SIZE: '3', PURGE_CHUNK_PAUSE_MS: '3000' });
     const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
     try {
-      const inputs = Array.from({ length: 6 }, (_, i) => ({ userId: user, itemId: `p-${i % 2}`, kind: 'LIKE', context: { cohortIds: ['berlin'] } }));
+      const inputs = Array.from({ length: 6 }, (_, i) => ({
+        userId: user,
+        itemId: `p-${i % 2}`,
+        kind: 'LIKE',
+        context: { cohortIds: ['berlin'] },
+      }));
       await gql(slow, `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs });
       await page.goto(`${new URL('/settings', slow.url)}#token=${await token(user)}`);
       await page.waitForSelector('html[data-live="on"]');
@@ -213,9 +228,14 @@ describe('removing past contributions from the settings page', () => {
       const receipt = (await gql(slow, `{ communityPurges(userId: "${user}") { removedSoFar } }`)).data!.communityPurges[0];
       expect(receipt.removedSoFar).toBe(12);
       await expect(page.locator('#purge-state').textContent()).resolves.toContain('12 entries');
-      const cells = await page.locator('#purge-target-rows tr').evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent)));
+      const cells = await page
+        .locator('#purge-target-rows tr')
+        .evaluateAll((rows) => rows.map((row) => [...row.children].map((cell) => cell.textContent)));
       // LIKE weighs 5: six signals, 30 per aggregate.
-      expect(cells).toEqual([['Everyone', '6', '30'], ['Cohort berlin', '6', '30']]);
+      expect(cells).toEqual([
+        ['Everyone', '6', '30'],
+        ['Cohort berlin', '6', '30'],
+      ]);
       expect(await page.locator('#purge-start').isVisible()).toBe(false);
 
       await page.getByRole('button', { name: 'Rejoin the community layer' }).click();

@@ -59,10 +59,14 @@ afterAll(async () => {
 function ask(app: App, localAddress: string, query = '{ rateLimit { remaining } }'): Promise<number> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ query });
-    const request = http.request(app.url, { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode!));
-    });
+    const request = http.request(
+      app.url,
+      { method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode!));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -79,7 +83,10 @@ describe('anonymous budgets over HTTP', () => {
   });
 
   it('forgets an anonymous bucket once it has refilled, in seconds, not days', async () => {
-    const rows = async () => (await cluster.db.query("SELECT key FROM fair_share_bucket WHERE key LIKE 'anonymous:127.0.4.%'")).rows.map((row) => row.key as string);
+    const rows = async () =>
+      (await cluster.db.query("SELECT key FROM fair_share_bucket WHERE key LIKE 'anonymous:127.0.4.%'")).rows.map(
+        (row) => row.key as string,
+      );
     expect(await ask(forgetful, '127.0.4.2')).toBe(200);
     await eventually(async () => (await rows()).length === 1);
     expect(await rows()).toEqual(['anonymous:127.0.4.2/32']);

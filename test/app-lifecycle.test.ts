@@ -64,18 +64,20 @@ function instance(failing: string | null) {
   const { parts } = appParts(localAppConfig(databaseUrl, { secret: TEST_SECRET, environment: { WEBHOOK_DELIVERY: 'on' } }));
   const started: string[] = [];
   const stopped: string[] = [];
-  const watched = parts.map((part): Part => ({
-    name: part.name,
-    async start() {
-      if (part.name === failing) throw new Error(`${part.name} refused to start`);
-      await part.start?.();
-      started.push(part.name);
-    },
-    async stop() {
-      stopped.push(part.name);
-      await part.stop?.();
-    },
-  }));
+  const watched = parts.map(
+    (part): Part => ({
+      name: part.name,
+      async start() {
+        if (part.name === failing) throw new Error(`${part.name} refused to start`);
+        await part.start?.();
+        started.push(part.name);
+      },
+      async stop() {
+        stopped.push(part.name);
+        await part.stop?.();
+      },
+    }),
+  );
   const failedStops: string[] = [];
   const app = lifecycle(watched, { onStopFailed: (name, error) => failedStops.push(`${name}: ${String(error)}`) });
   return { names: parts.map((part) => part.name), started, stopped, failedStops, app };
@@ -98,7 +100,9 @@ describe('the app lifecycle', () => {
 
   it('says what it is doing and what each pool holds (what a stop that hangs reports)', async () => {
     const app = createApp(localAppConfig(databaseUrl, { secret: TEST_SECRET }));
-    expect(app.progress()).toMatch(/^idle; request pool 0 checked out of 0, 0 waiting; purge pool .*; webhook queue pool .*; fair share pool /);
+    expect(app.progress()).toMatch(
+      /^idle; request pool 0 checked out of 0, 0 waiting; purge pool .*; webhook queue pool .*; fair share pool /,
+    );
     await app.start();
     await app.stop();
     expect(app.progress()).toMatch(/^idle; request pool 0 checked out of 0, 0 waiting, ended;/);
@@ -116,14 +120,17 @@ describe('the app lifecycle', () => {
     await nothingLeft(before);
   });
 
-  it.each(PARTS.map((name, index) => [index + 1, name]))('part %i (%s) refusing to start stops exactly the parts before it, and leaves nothing running', async (n, name) => {
-    const before = resources();
-    const { app, started, stopped, failedStops } = instance(name as string);
-    await expect(app.start()).rejects.toThrow(`${name} refused to start`);
-    const earlier = PARTS.slice(0, (n as number) - 1);
-    expect(started).toEqual(earlier);
-    expect(stopped).toEqual([...earlier].reverse());
-    expect(failedStops).toEqual([]);
-    await nothingLeft(before);
-  });
+  it.each(PARTS.map((name, index) => [index + 1, name]))(
+    'part %i (%s) refusing to start stops exactly the parts before it, and leaves nothing running',
+    async (n, name) => {
+      const before = resources();
+      const { app, started, stopped, failedStops } = instance(name as string);
+      await expect(app.start()).rejects.toThrow(`${name} refused to start`);
+      const earlier = PARTS.slice(0, (n as number) - 1);
+      expect(started).toEqual(earlier);
+      expect(stopped).toEqual([...earlier].reverse());
+      expect(failedStops).toEqual([]);
+      await nothingLeft(before);
+    },
+  );
 });

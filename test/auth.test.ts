@@ -12,7 +12,15 @@ const OTHER = '501';
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-useCluster([{}], (cluster) => ({ databaseUrl, db, apps: [app] } = cluster as Cluster & { apps: [App] }));
+useCluster(
+  [{}],
+  (cluster) =>
+    ({
+      databaseUrl,
+      db,
+      apps: [app],
+    } = cluster as Cluster & { apps: [App] }),
+);
 
 function unsigned(claims: Record<string, unknown>): string {
   const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -48,7 +56,9 @@ async function credentials(): Promise<Record<Caller, string | null>> {
     service: await token('backend@clients', 'community:admin signals:write'),
     'no user id, no scopes': await token('auth0|64f1c0ffee'),
     expired: await signedWith(TEST_SECRET, 'HS256', { sub: SELF }, '-5m'),
-    'no exp': await new SignJWT({ sub: SELF, scope: 'community:admin signals:write' }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET)),
+    'no exp': await new SignJWT({ sub: SELF, scope: 'community:admin signals:write' })
+      .setProtectedHeader({ alg: 'HS256' })
+      .sign(Buffer.from(TEST_SECRET)),
     'bad signature': await signedWith('another-secret-another-secret-another-secret', 'HS256', { sub: SELF }),
     'alg none': unsigned({ sub: SELF, scope: 'community:admin signals:write' }),
     'wrong algorithm': await signedWith(TEST_SECRET, 'HS512', { sub: SELF, scope: 'community:admin signals:write' }),
@@ -68,7 +78,10 @@ const operations: Record<string, { query: string; variables?: Record<string, unk
   validateSignal: { query: `mutation ($i: SignalInput!) { validateSignal(input: $i) }`, variables: { i: signalInput } },
   communityItemAggregate: { query: `{ communityItemAggregate(itemId: "auth-item") { signalCount } }` },
   cohortItemAggregate: { query: `{ cohortItemAggregate(cohortId: "auth-cohort", itemId: "auth-item") { signalCount } }` },
-  communityContributions: { query: `query ($u: UInt64!) { communityContributions(userId: $u) { edges { node { signalId } } } }`, variables: { u: SELF } },
+  communityContributions: {
+    query: `query ($u: UInt64!) { communityContributions(userId: $u) { edges { node { signalId } } } }`,
+    variables: { u: SELF },
+  },
 };
 
 type Outcome = 'ok' | 'FORBIDDEN' | 'UNAUTHENTICATED' | 'BAD_USER_INPUT';
@@ -83,7 +96,19 @@ const expected: Record<Caller, Outcome[]> = {
   admin: ['ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'ok'],
   'signal writer': ['FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'FORBIDDEN', 'ok', 'ok', 'ok', 'ok', 'ok', 'FORBIDDEN'],
   service: ['ok', 'BAD_USER_INPUT', 'ok', 'BAD_USER_INPUT', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok'],
-  'no user id, no scopes': ['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'ok', 'ok', 'FORBIDDEN'],
+  'no user id, no scopes': [
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'FORBIDDEN',
+    'ok',
+    'ok',
+    'FORBIDDEN',
+  ],
   expired: UNAUTHENTICATED_ROW,
   'no exp': UNAUTHENTICATED_ROW,
   'bad signature': UNAUTHENTICATED_ROW,
@@ -131,7 +156,9 @@ describe('authorization matrix', () => {
     try {
       const noExp = await new SignJWT({ sub: SELF }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET));
       const query = `{ communityLayerStatus { userId } }`;
-      expect((await gql(app, query, undefined, noExp)).errors?.[0]?.message).toBe('Not authenticated: the token has no expiry (exp claim).');
+      expect((await gql(app, query, undefined, noExp)).errors?.[0]?.message).toBe(
+        'Not authenticated: the token has no expiry (exp claim).',
+      );
       expect((await gql(lenient, query, undefined, noExp)).data?.communityLayerStatus).toEqual({ userId: SELF });
     } finally {
       await lenient.stop();
@@ -140,7 +167,8 @@ describe('authorization matrix', () => {
 
   it('refuses a token that lives longer than AUTH_TOKEN_MAX_LIFETIME_MS (24 h by default), from iat or from now, and writes nothing', async () => {
     const query = `mutation { leaveCommunityLayer { status } }`;
-    const sign = (claims: Record<string, unknown>) => new SignJWT({ sub: SELF, ...claims }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET));
+    const sign = (claims: Record<string, unknown>) =>
+      new SignJWT({ sub: SELF, ...claims }).setProtectedHeader({ alg: 'HS256' }).sign(Buffer.from(TEST_SECRET));
     const now = Math.floor(Date.now() / 1000);
     const tooLong = [
       await sign({ exp: 1e308 }),
@@ -156,7 +184,9 @@ describe('authorization matrix', () => {
     }
     expect(await rowCounts(db)).toEqual(before);
     const withinDay = await sign({ iat: now, exp: now + 23 * 3600, scope: '' });
-    expect((await gql(app, `{ communityLayerStatus { userId } }`, undefined, withinDay)).data?.communityLayerStatus).toEqual({ userId: SELF });
+    expect((await gql(app, `{ communityLayerStatus { userId } }`, undefined, withinDay)).data?.communityLayerStatus).toEqual({
+      userId: SELF,
+    });
   });
 });
 
@@ -186,7 +216,11 @@ describe('issued in the future', () => {
 
 describe('issuer, audience and public keys', () => {
   it('checks iss and aud when configured', async () => {
-    const strict = await startApp(databaseUrl, { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'community-layer' }, { membershipSync: false });
+    const strict = await startApp(
+      databaseUrl,
+      { AUTH_JWT_ISSUER: 'https://id.example', AUTH_JWT_AUDIENCE: 'community-layer' },
+      { membershipSync: false },
+    );
     try {
       const query = `{ communityLayerStatus { status } }`;
       const wrongIssuer = await signedWith(TEST_SECRET, 'HS256', { sub: SELF, iss: 'https://evil.example', aud: 'community-layer' });
@@ -240,7 +274,11 @@ describe('configuration', () => {
       /AUTH_OIDC_ISSUER: must be an https URL in production/,
     );
     const config = loadConfig({ ...production, AUTH_OIDC_ISSUER: 'https://id.example/', AUTH_JWT_AUDIENCE: 'api' });
-    expect(config.auth).toMatchObject({ key: { kind: 'oidc', issuer: 'https://id.example/' }, issuer: 'https://id.example/', audience: 'api' });
+    expect(config.auth).toMatchObject({
+      key: { kind: 'oidc', issuer: 'https://id.example/' },
+      issuer: 'https://id.example/',
+      audience: 'api',
+    });
   });
 
   it('refuses a secret shorter than 32 bytes', () => {

@@ -11,7 +11,7 @@ describe('the build a server runs', () => {
   let app: App | undefined;
   afterAll(() => app?.stop());
 
-  it('is named by package.json\'s version and the commit, in /readyz and in community_layer_build_info', async () => {
+  it("is named by package.json's version and the commit, in /readyz and in community_layer_build_info", async () => {
     const commit = (await promisify(execFile)('git', ['describe', '--always', '--dirty', '--abbrev=40'])).stdout.trim();
     app = await startApp(await freshDatabase());
     const ready = (await (await fetch(new URL('/readyz', app.url))).json()) as { build: unknown };

@@ -39,7 +39,11 @@ beforeAll(async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'team-documents-'));
   // What @apollo/generate-persisted-query-manifest writes: ids of the documents as Apollo sends them.
   const apolloBody = print(addTypenameToDocument(gql(TEAM_ITEM)));
-  const apolloManifest = { format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: sha256(apolloBody), name: 'TeamItem', type: 'query', body: apolloBody }] };
+  const apolloManifest = {
+    format: 'apollo-persisted-query-manifest',
+    version: 1,
+    operations: [{ id: sha256(apolloBody), name: 'TeamItem', type: 'query', body: apolloBody }],
+  };
   codegen = await codegenPersistedDocuments(TEAM_CODEGEN);
   const files = { apollo: path.join(dir, 'apollo.json'), codegen: path.join(dir, 'codegen.json'), relay: path.join(dir, 'relay.json') };
   await writeFile(files.apollo, JSON.stringify(apolloManifest));
@@ -98,12 +102,16 @@ describe('Apollo Client (default InMemoryCache, persisted-query link)', () => {
     expect(result.data!.communityItemAggregate.itemId).toBe('team');
 
     const unknown = 'query Stranger { communityItemAggregate(itemId: "s") { signalTotal } }';
-    const refused = await apollo(only).client.query<any>({ query: gql(unknown) }).then(
-      () => 'ran',
-      (error: Error) => error.message,
-    );
+    const refused = await apollo(only)
+      .client.query<any>({ query: gql(unknown) })
+      .then(
+        () => 'ran',
+        (error: Error) => error.message,
+      );
     expect(refused).toContain('trusted documents only');
-    const hashOnly = await post(only, { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(print(addTypenameToDocument(gql(unknown)))) } } });
+    const hashOnly = await post(only, {
+      extensions: { persistedQuery: { version: 1, sha256Hash: sha256(print(addTypenameToDocument(gql(unknown)))) } },
+    });
     expect(hashOnly.errors[0]!.message).toBe('PersistedQueryNotFound');
   });
 });
@@ -176,21 +184,26 @@ describe('Relay (persisted id through relay-runtime’s network layer)', () => {
 
 describe('GraphQL Code Generator client preset (persistedDocuments)', () => {
   const request = (app: App, body: unknown) => post(app, body);
-  it.each([['allow'], ['only']] as const)('%s: documentId (POST and GET) and the bare sha256Hash run the generated documents', async (mode) => {
-    const app = mode === 'allow' ? allow : only;
-    const [id] = Object.keys(codegen);
-    expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
-    const expected = { communityItemAggregate: { itemId: 'c', weightTotal: '0' } };
-    expect((await request(app, { documentId: id, variables: { itemId: 'c' } })).data).toEqual(expected);
-    const hash = id!.slice('sha256:'.length);
-    expect((await request(app, { variables: { itemId: 'c' }, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } })).data).toEqual(expected);
-    const url = new URL(app.url);
-    url.searchParams.set('documentId', id!);
-    url.searchParams.set('variables', JSON.stringify({ itemId: 'c' }));
-    const viaGet = await fetch(url, { headers: { ...authorization, accept: 'application/graphql-response+json' } });
-    expect(viaGet.status).toBe(200);
-    expect(((await viaGet.json()) as { data: unknown }).data).toEqual(expected);
-  });
+  it.each([['allow'], ['only']] as const)(
+    '%s: documentId (POST and GET) and the bare sha256Hash run the generated documents',
+    async (mode) => {
+      const app = mode === 'allow' ? allow : only;
+      const [id] = Object.keys(codegen);
+      expect(id).toMatch(/^sha256:[0-9a-f]{64}$/);
+      const expected = { communityItemAggregate: { itemId: 'c', weightTotal: '0' } };
+      expect((await request(app, { documentId: id, variables: { itemId: 'c' } })).data).toEqual(expected);
+      const hash = id!.slice('sha256:'.length);
+      expect(
+        (await request(app, { variables: { itemId: 'c' }, extensions: { persistedQuery: { version: 1, sha256Hash: hash } } })).data,
+      ).toEqual(expected);
+      const url = new URL(app.url);
+      url.searchParams.set('documentId', id!);
+      url.searchParams.set('variables', JSON.stringify({ itemId: 'c' }));
+      const viaGet = await fetch(url, { headers: { ...authorization, accept: 'application/graphql-response+json' } });
+      expect(viaGet.status).toBe(200);
+      expect(((await viaGet.json()) as { data: unknown }).data).toEqual(expected);
+    },
+  );
 });
 
 async function post(app: App, body: unknown, headers: Record<string, string> = {}) {

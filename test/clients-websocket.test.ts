@@ -18,7 +18,10 @@ const sockets: Client[] = [];
 
 beforeAll(async () => {
   const databaseUrl = await freshDatabase();
-  [allow, only] = await Promise.all([startApp(databaseUrl), startApp(databaseUrl, { GRAPHQL_TRUSTED_DOCUMENTS: 'only' }, { membershipSync: false })]);
+  [allow, only] = await Promise.all([
+    startApp(databaseUrl),
+    startApp(databaseUrl, { GRAPHQL_TRUSTED_DOCUMENTS: 'only' }, { membershipSync: false }),
+  ]);
   manifest = JSON.parse(await readFile(new URL('../trusted-documents.json', import.meta.url), 'utf8')) as Manifest;
 });
 

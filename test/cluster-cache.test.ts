@@ -42,7 +42,10 @@ describe.each(ROUTES)('via %s', (route) => {
     [{}, {}],
     (started) => {
       cluster = started;
-      ({ db, apps: [a, b] } = started as Cluster & { apps: [App, App] });
+      ({
+        db,
+        apps: [a, b],
+      } = started as Cluster & { apps: [App, App] });
     },
     route,
   );
@@ -69,7 +72,8 @@ describe.each(ROUTES)('via %s', (route) => {
 
     it('changes made by plain SQL reach every cache: the supported statements, and a delete with the guard off', async () => {
       const left = (userId: string) => a.services.membershipCache.cache.isLeft(userId) && b.services.membershipCache.cache.isLeft(userId);
-      const active = (userId: string) => !a.services.membershipCache.cache.isLeft(userId) && !b.services.membershipCache.cache.isLeft(userId);
+      const active = (userId: string) =>
+        !a.services.membershipCache.cache.isLeft(userId) && !b.services.membershipCache.cache.isLeft(userId);
       await db.query(`SELECT leave_community_layer(31337)`);
       await eventually(() => left('31337'));
       await db.query(`SELECT rejoin_community_layer(31337)`);
@@ -107,10 +111,9 @@ describe.each(ROUTES)('via %s', (route) => {
       const killer = (async () => {
         let kills = 0;
         while (killing || kills < 3) {
-          const { rowCount } = await db.query(
-            `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`,
-            [`community-layer listener ${b.instanceId}`],
-          );
+          const { rowCount } = await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [
+            `community-layer listener ${b.instanceId}`,
+          ]);
           kills += rowCount ?? 0;
           await new Promise((resolve) => setTimeout(resolve, 25));
         }
@@ -141,7 +144,9 @@ describe.each(ROUTES)('via %s', (route) => {
     });
 
     it('all backends terminated at once (pools and listeners): both instances serve again without a restart', async () => {
-      await db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      await db.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
       await eventually(async () => {
         const [ra, rb] = await Promise.all([gql(a, LEAVE, { userId: '30001' }), gql(b, LEAVE, { userId: '30002' })]);
         return !ra.errors && !rb.errors;

@@ -6,10 +6,29 @@ import { TEST_SECRET } from './support/harness.js';
 
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
 const COMMIT = (await promisify(execFile)('git', ['describe', '--always', '--dirty', '--abbrev=40'])).stdout.trim();
-const TOOLS = ['main.ts', ...['token', 'migrate', 'webhooks', 'processors', 'kube-secrets', 'healthcheck', 'documents-register', 'print-schema', 'settings-doc', 'documents', 'db-schema'].map((tool) => `cli/${tool}.ts`)];
+const TOOLS = [
+  'main.ts',
+  ...[
+    'token',
+    'migrate',
+    'webhooks',
+    'processors',
+    'kube-secrets',
+    'healthcheck',
+    'documents-register',
+    'print-schema',
+    'settings-doc',
+    'documents',
+    'db-schema',
+  ].map((tool) => `cli/${tool}.ts`),
+];
 
 /** A command as an operator runs it, from the sources (tsx), with only the environment given. */
-async function run(file: string, args: string[], environment: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(
+  file: string,
+  args: string[],
+  environment: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', `src/${file}`, ...args], {
       env: { PATH: process.env['PATH'], ...environment },
@@ -32,7 +51,11 @@ describe('the command line of the server and every tool', () => {
   });
 
   it('--check-config validates the whole configuration and exits: OK, or every problem as a one-liner', async () => {
-    const valid = await run('main.ts', ['--check-config'], { NODE_ENV: 'production', AUTH_JWT_SECRET: TEST_SECRET, DATABASE_URL: 'postgres://u@127.0.0.1:1/none' });
+    const valid = await run('main.ts', ['--check-config'], {
+      NODE_ENV: 'production',
+      AUTH_JWT_SECRET: TEST_SECRET,
+      DATABASE_URL: 'postgres://u@127.0.0.1:1/none',
+    });
     expect(valid).toMatchObject({ code: 0, stdout: 'configuration OK (NODE_ENV=production)\n' });
     const invalid = await run('main.ts', ['--check-config'], { NODE_ENV: 'production', AUTH_JWT_SECRET: 'short' });
     expect(invalid.code).toBe(2);
@@ -40,11 +63,20 @@ describe('the command line of the server and every tool', () => {
       'Invalid configuration:\n  AUTH_JWT_SECRET: must be at least 32 bytes\n' +
         '  DATABASE_URL: required in production (without it the service would start an embedded development database)\n',
     );
-    expect(await run('main.ts', ['--port', '4000'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^unknown argument: --port\n\nusage: /) });
+    expect(await run('main.ts', ['--port', '4000'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^unknown argument: --port\n\nusage: /),
+    });
   });
 
   it('a variable that looks like a setting but is none is warned about, naming the setting it resembles', async () => {
-    const checked = await run('main.ts', ['--check-config'], { PORTT: '4001', WEBHOOK_TIMEOUT: '3000', HOST: 'box', NODE_OPTIONS: '', OTEL_RESOURCE_ATTRIBUTES: 'a=b' });
+    const checked = await run('main.ts', ['--check-config'], {
+      PORTT: '4001',
+      WEBHOOK_TIMEOUT: '3000',
+      HOST: 'box',
+      NODE_OPTIONS: '',
+      OTEL_RESOURCE_ATTRIBUTES: 'a=b',
+    });
     expect(checked.code).toBe(0);
     expect(checked.stderr.split('\n').filter(Boolean)).toEqual([
       'warning: PORTT is not a setting (did you mean PORT?); it is ignored. The settings: docs/settings.md',

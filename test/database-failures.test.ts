@@ -22,7 +22,11 @@ const WRITES = {
 async function send(app: App, operation: { query: string; variables?: unknown }) {
   const response = await fetch(app.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${await token('1', 'community:admin signals:write')}` },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      authorization: `Bearer ${await token('1', 'community:admin signals:write')}`,
+    },
     body: JSON.stringify(operation),
   });
   const body = (await response.json()) as { errors?: { extensions?: { code?: string } }[] };
@@ -84,7 +88,11 @@ describe('a database that stops answering (a TCP path that goes silent)', () => 
     const url = await freshDatabase();
     admin = await sqlClient(url);
     // The client deadline backs up statement_timeout, which a silent server never reports.
-    app = await startApp(await proxy.start(url), { DB_STATEMENT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '2000', DB_ACQUIRE_TIMEOUT_MS: '1000' });
+    app = await startApp(await proxy.start(url), {
+      DB_STATEMENT_TIMEOUT_MS: '1000',
+      DB_QUERY_TIMEOUT_MS: '2000',
+      DB_ACQUIRE_TIMEOUT_MS: '1000',
+    });
   });
   afterAll(async () => {
     proxy.resume();
@@ -112,7 +120,11 @@ describe('a signal when the database stops answering', () => {
   let app: App;
 
   beforeAll(async () => {
-    app = await startApp(await proxy.start(await freshDatabase()), { DB_STATEMENT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '2000', DB_ACQUIRE_TIMEOUT_MS: '1000' }, { logger: log.logger });
+    app = await startApp(
+      await proxy.start(await freshDatabase()),
+      { DB_STATEMENT_TIMEOUT_MS: '1000', DB_QUERY_TIMEOUT_MS: '2000', DB_ACQUIRE_TIMEOUT_MS: '1000' },
+      { logger: log.logger },
+    );
   });
   afterAll(async () => {
     proxy.resume();
@@ -140,6 +152,8 @@ describe('the client-side deadline', () => {
   it('defaults to a second past statement_timeout, and must exceed it when set', () => {
     expect(loadConfig({}).database).toMatchObject({ statementTimeoutMs: 5_000, queryTimeoutMs: 6_000 });
     expect(loadConfig({ DB_STATEMENT_TIMEOUT_MS: '600000' }).database.queryTimeoutMs).toBe(601_000);
-    expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: '2000', DB_QUERY_TIMEOUT_MS: '2000' })).toThrow(/DB_QUERY_TIMEOUT_MS: must exceed DB_STATEMENT_TIMEOUT_MS/);
+    expect(() => loadConfig({ DB_STATEMENT_TIMEOUT_MS: '2000', DB_QUERY_TIMEOUT_MS: '2000' })).toThrow(
+      /DB_QUERY_TIMEOUT_MS: must exceed DB_STATEMENT_TIMEOUT_MS/,
+    );
   });
 });

@@ -9,10 +9,16 @@ describe('database URLs', () => {
     const config = loadConfig({ DATABASE_URL: url, DATABASE_LISTEN_URL: url });
     expect(config.database.url).toBe(url);
     const target = parseDatabaseUrl(url);
-    expect(target.hosts).toEqual([{ host: 'db1.internal', port: 5433 }, { host: '[::1]', port: 5432 }, { host: 'db3', port: 6432 }]);
+    expect(target.hosts).toEqual([
+      { host: 'db1.internal', port: 5433 },
+      { host: '[::1]', port: 5432 },
+      { host: 'db3', port: 6432 },
+    ]);
     expect(target.targetSessionAttrs).toBe('read-write');
     expect(target.urlFor(target.hosts[2]!)).toBe('postgres://app:s3cret@db3:6432/community?sslmode=disable');
-    expect(target.masked).toBe('postgres://app:***@db1.internal:5433,[::1],db3:6432/community?target_session_attrs=read-write&sslmode=disable');
+    expect(target.masked).toBe(
+      'postgres://app:***@db1.internal:5433,[::1],db3:6432/community?target_session_attrs=read-write&sslmode=disable',
+    );
   });
 
   it.each([
@@ -32,7 +38,10 @@ describe('durability of acknowledged commits', () => {
     const { logger, entries } = capturedLog();
     const app = await startApp(databaseUrl, {}, { logger });
     try {
-      const body = (await (await fetch(new URL('/readyz', app.url))).json()) as { status: string; durability: { durable: boolean; reason: string } };
+      const body = (await (await fetch(new URL('/readyz', app.url))).json()) as {
+        status: string;
+        durability: { durable: boolean; reason: string };
+      };
       expect(body.status).toBe('ready');
       expect(body.durability).toMatchObject({ durable: false, reason: expect.stringMatching(/synchronous_standby_names is empty/) });
       const told = entries.filter((entry) => /acknowledged commits can be lost on failover/.test(entry.msg));

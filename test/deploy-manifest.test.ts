@@ -23,7 +23,11 @@ function parse(text: string): KubeObject[] {
 }
 
 const manifest = async () => parse(await readFile(MANIFEST, 'utf8'));
-const secrets = () => kubeSecrets({ listenUrl: 'postgres://community_layer:s3cret-password@postgres-primary:5432/community_layer', pooler: 'community-layer-pgbouncer:6432' });
+const secrets = () =>
+  kubeSecrets({
+    listenUrl: 'postgres://community_layer:s3cret-password@postgres-primary:5432/community_layer',
+    pooler: 'community-layer-pgbouncer:6432',
+  });
 
 /** The kubernetes-models validators (types, formats, required fields); they accept unknown fields. */
 function modelErrors(objects: KubeObject[]): string[] {
@@ -38,14 +42,31 @@ function modelErrors(objects: KubeObject[]): string[] {
 }
 
 const podsOf = (objects: KubeObject[]) =>
-  objects.filter((object) => object.kind === 'Deployment' || object.kind === 'Job').map((object) => ({ name: `${object.kind} ${object.metadata.name}`, spec: object.spec.template.spec, metadata: object.spec.template.metadata }));
+  objects
+    .filter((object) => object.kind === 'Deployment' || object.kind === 'Job')
+    .map((object) => ({
+      name: `${object.kind} ${object.metadata.name}`,
+      spec: object.spec.template.spec,
+      metadata: object.spec.template.metadata,
+    }));
 
 describe('deploy/kubernetes/community-layer.yaml', () => {
   it('is valid against the Kubernetes schemas, strictly (no unknown field), with the Secrets kube-secrets generates', async () => {
     const objects = [...(await manifest()), ...(await secrets())] as KubeObject[];
-    expect(objects.map((object) => object.kind).sort()).toEqual(
-      ['ConfigMap', 'ConfigMap', 'Deployment', 'Deployment', 'Deployment', 'Job', 'PodDisruptionBudget', 'PodDisruptionBudget', 'Secret', 'Secret', 'Service', 'Service'],
-    );
+    expect(objects.map((object) => object.kind).sort()).toEqual([
+      'ConfigMap',
+      'ConfigMap',
+      'Deployment',
+      'Deployment',
+      'Deployment',
+      'Job',
+      'PodDisruptionBudget',
+      'PodDisruptionBudget',
+      'Secret',
+      'Secret',
+      'Service',
+      'Service',
+    ]);
     expect(modelErrors(objects)).toEqual([]);
     expect(strictViolations(objects)).toEqual([]);
   });
@@ -54,7 +75,9 @@ describe('deploy/kubernetes/community-layer.yaml', () => {
     const text = await readFile(MANIFEST, 'utf8');
     const typo = parse(text.replace('readinessProbe:', 'readinesProbe:'));
     expect(modelErrors(typo)).toEqual([]);
-    expect(strictViolations(typo)).toEqual([expect.stringMatching(/^Deployment community-layer: .*'"readinesProbe"' does not exist in type 'IContainer'/)]);
+    expect(strictViolations(typo)).toEqual([
+      expect.stringMatching(/^Deployment community-layer: .*'"readinesProbe"' does not exist in type 'IContainer'/),
+    ]);
     const nested = parse(text.replace('seccompProfile: { type: RuntimeDefault }', 'seccompProfile: { typ: RuntimeDefault }'));
     expect(strictViolations(nested)).toEqual([expect.stringMatching(/^Job community-layer-migrate: .*'"typ"' does not exist/)]);
   });
@@ -67,15 +90,29 @@ describe('deploy/kubernetes/community-layer.yaml', () => {
 
   it('runs every pod non-root, seccomp RuntimeDefault, read-only, no service-account token, local images never pulled', async () => {
     const pods = podsOf(await manifest());
-    expect(pods.map((pod) => pod.name).sort()).toEqual(['Deployment community-layer', 'Deployment community-layer-delivery', 'Deployment community-layer-pgbouncer', 'Job community-layer-migrate']);
+    expect(pods.map((pod) => pod.name).sort()).toEqual([
+      'Deployment community-layer',
+      'Deployment community-layer-delivery',
+      'Deployment community-layer-pgbouncer',
+      'Job community-layer-migrate',
+    ]);
     for (const { name, spec } of pods) {
       expect(spec.automountServiceAccountToken, name).toBe(false);
-      expect(spec.securityContext, name).toMatchObject({ runAsNonRoot: true, runAsUser: expect.any(Number), seccompProfile: { type: 'RuntimeDefault' } });
+      expect(spec.securityContext, name).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: expect.any(Number),
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       expect(spec.securityContext.runAsUser, name).not.toBe(0);
       expect(spec.initContainers, name).toBeUndefined();
       for (const container of spec.containers) {
-        expect(container.securityContext, name).toEqual({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
-        if (container.image.startsWith('localhost/')) expect(['Never', 'IfNotPresent'], `${name} ${container.image}`).toContain(container.imagePullPolicy);
+        expect(container.securityContext, name).toEqual({
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ['ALL'] },
+        });
+        if (container.image.startsWith('localhost/'))
+          expect(['Never', 'IfNotPresent'], `${name} ${container.image}`).toContain(container.imagePullPolicy);
         expect(container.resources.requests, name).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) });
       }
     }
@@ -95,7 +132,10 @@ describe('deploy/kubernetes/community-layer.yaml', () => {
     expect(app.readinessProbe.httpGet.path).toBe('/readyz');
     expect(app.livenessProbe.httpGet.path).toBe('/healthz');
     expect(serving.spec.replicas).toBeGreaterThan(1);
-    expect(pod.spec.topologySpreadConstraints.map((spread: any) => spread.labelSelector.matchLabels)).toEqual([pod.metadata.labels, pod.metadata.labels]);
+    expect(pod.spec.topologySpreadConstraints.map((spread: any) => spread.labelSelector.matchLabels)).toEqual([
+      pod.metadata.labels,
+      pod.metadata.labels,
+    ]);
     const budget = byName('PodDisruptionBudget', 'community-layer').spec;
     expect(budget.selector.matchLabels).toEqual(serving.spec.selector.matchLabels);
     expect(budget.maxUnavailable).toBeLessThan(serving.spec.replicas);
@@ -112,7 +152,11 @@ describe('deploy/kubernetes/community-layer.yaml', () => {
     // Prometheus: a declared port, the annotations naming it, a listener that is not loopback.
     expect(config.metrics.host).not.toMatch(/^(127\.|localhost$|::1$)/);
     expect(app.ports).toContainEqual({ name: 'metrics', containerPort: config.metrics.port });
-    expect(pod.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(config.metrics.port), 'prometheus.io/path': '/metrics' });
+    expect(pod.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(config.metrics.port),
+      'prometheus.io/path': '/metrics',
+    });
 
     // The delivery-only instances: same image and settings, delivery on, behind no Service.
     const delivery = byName('Deployment', 'community-layer-delivery').spec.template;

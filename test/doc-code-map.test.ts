@@ -17,7 +17,12 @@ const SRC_FOLDERS = [
     execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'src'], { cwd: ROOT, encoding: 'utf8' })
       .split('\n')
       .filter((file) => file && existsSync(path.join(ROOT, file)))
-      .flatMap((file) => file.split('/').slice(1, -1).map((_, depth, parts) => `src/${parts.slice(0, depth + 1).join('/')}/`)),
+      .flatMap((file) =>
+        file
+          .split('/')
+          .slice(1, -1)
+          .map((_, depth, parts) => `src/${parts.slice(0, depth + 1).join('/')}/`),
+      ),
   ),
 ].sort();
 
@@ -46,7 +51,10 @@ function unmapped(folders: string[], rows: Row[]): string[] {
     if (!own) return true;
     if (below.length === 0) return false;
     const relative = `${below.join('/')}/`;
-    return !rows.some((row) => row.names.includes(folder)) && !own.spans.some((span) => span === relative || span === folder || span.startsWith(relative));
+    return (
+      !rows.some((row) => row.names.includes(folder)) &&
+      !own.spans.some((span) => span === relative || span === folder || span.startsWith(relative))
+    );
   });
 }
 

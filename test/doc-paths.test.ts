@@ -18,15 +18,25 @@ const FILES = execFileSync('git', ['ls-files', '--cached', '--others', '--exclud
   .split('\n')
   .filter((file) => file && existsSync(path.join(ROOT, file)));
 const TOP_LEVEL = new Set(FILES.map((file) => file.split('/')[0]!));
-const SRC_FOLDERS = new Set(FILES.filter((file) => file.startsWith('src/') && file.split('/').length > 2).map((file) => file.split('/')[1]!));
+const SRC_FOLDERS = new Set(
+  FILES.filter((file) => file.startsWith('src/') && file.split('/').length > 2).map((file) => file.split('/')[1]!),
+);
 
 const PATH_WORD = /^(?:\.\/)?[\w.@-]+(?:\/[\w.@*<>-]+)+\/?$/;
 
 function exists(candidate: string): boolean {
   // A placeholder (`src/db/sql/<name>.sql`) stands for any name, as a glob's star does.
-  const pattern = candidate.replace(/^\.\//, '').replace(/\/$/, '').replace(/<[^>/]+>/g, '*');
+  const pattern = candidate
+    .replace(/^\.\//, '')
+    .replace(/\/$/, '')
+    .replace(/<[^>/]+>/g, '*');
   if (pattern.includes('*')) {
-    const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('[^/]*')}(/|$)`);
+    const regex = new RegExp(
+      `^${pattern
+        .split('*')
+        .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^/]*')}(/|$)`,
+    );
     return FILES.some((file) => regex.test(file));
   }
   return ['', '.ts'].some((extension) => existsSync(path.join(ROOT, pattern + extension)));
@@ -83,14 +93,23 @@ function namedPaths(file: string): Named[] {
 }
 
 describe('the paths the README and docs/ name', () => {
-  const documents = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+  const documents = [
+    'README.md',
+    ...readdirSync(path.join(ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ];
   const named = documents.flatMap(namedPaths);
 
   it('are found where documents name them', () => {
     // In a code span, a drawing (a code block, paths under src/) and a link: the checker reads each.
     const architecture = named.filter((entry) => entry.file === 'docs/architecture.md').map((entry) => entry.text);
-    expect(architecture).toEqual(expect.arrayContaining(['src/app.ts', 'server/http.ts', 'operations.md#behind-pgbouncer-transaction-pooling']));
-    expect([...new Set(named.map((entry) => entry.file))]).toEqual(expect.arrayContaining(['README.md', 'docs/operations.md', 'docs/performance.md']));
+    expect(architecture).toEqual(
+      expect.arrayContaining(['src/app.ts', 'server/http.ts', 'operations.md#behind-pgbouncer-transaction-pooling']),
+    );
+    expect([...new Set(named.map((entry) => entry.file))]).toEqual(
+      expect.arrayContaining(['README.md', 'docs/operations.md', 'docs/performance.md']),
+    );
   });
 
   it('exist', () => {

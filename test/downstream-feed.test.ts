@@ -65,8 +65,12 @@ async function churn(app: App, users: string[], rounds: number): Promise<void> {
 async function expectedEvents(): Promise<string[]> {
   const episodes = await cluster.db.query(`SELECT user_id::text, left_at_ns::text, rejoined_at_ns::text FROM leave_episode`);
   const purges = await cluster.db.query(`SELECT id::text, user_id::text, status FROM community_purge`);
-  const expected = episodes.rows.flatMap((e) => [`LEFT ${e.user_id} ${e.left_at_ns}`, ...(e.rejoined_at_ns ? [`REJOINED ${e.user_id} ${e.rejoined_at_ns}`] : [])]);
-  for (const p of purges.rows) expected.push(`PURGE_REQUESTED ${p.user_id} ${p.id}`, ...(p.status === 'FINISHED' ? [`PURGE_FINISHED ${p.user_id} ${p.id}`] : []));
+  const expected = episodes.rows.flatMap((e) => [
+    `LEFT ${e.user_id} ${e.left_at_ns}`,
+    ...(e.rejoined_at_ns ? [`REJOINED ${e.user_id} ${e.rejoined_at_ns}`] : []),
+  ]);
+  for (const p of purges.rows)
+    expected.push(`PURGE_REQUESTED ${p.user_id} ${p.id}`, ...(p.status === 'FINISHED' ? [`PURGE_FINISHED ${p.user_id} ${p.id}`] : []));
   return expected.sort();
 }
 
@@ -127,7 +131,12 @@ describe('the change feed', () => {
     const paged: Change[] = [];
     let after: string | null = null;
     for (;;) {
-      const response: GraphQLResponse<{ communityMembershipChangePage: ChangePage }> = await gql(restarted, PAGE, { after, first: 7 }, feedToken);
+      const response: GraphQLResponse<{ communityMembershipChangePage: ChangePage }> = await gql(
+        restarted,
+        PAGE,
+        { after, first: 7 },
+        feedToken,
+      );
       expect(response.errors).toBeUndefined();
       const page: ChangePage = response.data!.communityMembershipChangePage;
       paged.push(...page.changes);
@@ -173,10 +182,12 @@ describe('signed receipts', () => {
     const app = cluster.apps.at(-1)!;
     await mutate(app, `mutation { leaveCommunityLayer(userId: "3900") { status } }`);
     const leave = await gql<{ communityLayerStatus: { leftAtNs: string; signedLeaveReceipt: string } }>(
-      app, `{ communityLayerStatus(userId: "3900") { leftAtNs signedLeaveReceipt } }`,
+      app,
+      `{ communityLayerStatus(userId: "3900") { leftAtNs signedLeaveReceipt } }`,
     );
     const purge = await gql<{ purgeCommunityContributions: { purgeId: string; signedReceipt: string } }>(
-      app, `mutation { purgeCommunityContributions(userId: "3900") { purgeId signedReceipt } }`,
+      app,
+      `mutation { purgeCommunityContributions(userId: "3900") { purgeId signedReceipt } }`,
     );
     const keys = createRemoteJWKSet(new URL('/.well-known/community-receipts.json', cluster.apps[0]!.url));
     const options = { issuer: 'community-layer', typ: 'community-receipt+jwt' };
@@ -190,7 +201,12 @@ describe('signed receipts', () => {
     });
     const { purgeId, signedReceipt } = purge.data!.purgeCommunityContributions;
     const { payload: purgePayload } = await jwtVerify(signedReceipt, keys, options);
-    expect(purgePayload).toMatchObject({ sub: '3900', jti: `purge:${purgeId}`, receipt: 'purge', boundaryNs: leave.data!.communityLayerStatus.leftAtNs });
+    expect(purgePayload).toMatchObject({
+      sub: '3900',
+      jti: `purge:${purgeId}`,
+      receipt: 'purge',
+      boundaryNs: leave.data!.communityLayerStatus.leftAtNs,
+    });
     // A receipt altered by one character no longer verifies.
     const tampered = signedReceipt.slice(0, -2) + (signedReceipt.endsWith('A') ? 'BB' : 'AA');
     await expect(jwtVerify(tampered, keys, options)).rejects.toThrow();

@@ -42,7 +42,12 @@ function environment(): Record<string, string> {
 
 async function start(nodeOptions: string[] = []): Promise<ServerProcess> {
   const command = { file: process.execPath, args: [...nodeOptions, '--import', 'tsx', 'src/main.ts'], cwd: ROOT, env: environment() };
-  const server = await spawnServerProcess({ command, detached: true, environment: {}, echo: (t) => process.env.ECHO_SERVER && process.stderr.write(t) });
+  const server = await spawnServerProcess({
+    command,
+    detached: true,
+    environment: {},
+    echo: (t) => process.env.ECHO_SERVER && process.stderr.write(t),
+  });
   started.push(server);
   await server.ready(START_MS);
   return server;
@@ -79,7 +84,10 @@ async function watchdogs(postmaster: number): Promise<number[]> {
   const found: number[] = [];
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
-    const args = await readFile(`/proc/${name}/cmdline`, 'utf8').then((text) => text.split('\0'), () => [] as string[]);
+    const args = await readFile(`/proc/${name}/cmdline`, 'utf8').then(
+      (text) => text.split('\0'),
+      () => [] as string[],
+    );
     if (args.includes(WATCHDOG_NAME) && args.includes(String(postmaster))) found.push(Number(name));
   }
   return found;
@@ -103,7 +111,10 @@ describe('every exit of `npm start` stops its embedded PostgreSQL', () => {
   it('stdout closed after one line (`npm start | head -n 1`, npm gone at once): the next start serves, and nothing of the first is left', async () => {
     // npm dies of the closed pipe and leaves the server behind, writing into it: so does `{ … & }`.
     const script = '{ "$0" --import tsx src/main.ts 2>/dev/null & echo "first: $!" >&2; } | head -n 1';
-    const piped = new Command('sh', ['-c', script, process.execPath], { cwd: ROOT, env: { ...environment(), PORT: '0', METRICS_PORT: '0' } });
+    const piped = new Command('sh', ['-c', script, process.execPath], {
+      cwd: ROOT,
+      env: { ...environment(), PORT: '0', METRICS_PORT: '0' },
+    });
     started.push(piped);
     expect(await piped.exit).toBe(0);
     const first = Number((await piped.waitFor(/first: (\d+)/))[1]);

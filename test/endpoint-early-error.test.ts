@@ -10,7 +10,8 @@ function message(type: string, body: Buffer): Buffer {
   return Buffer.concat([Buffer.from(type), length, body]);
 }
 
-const fields = (entries: [string, string][]) => Buffer.concat([...entries.map(([code, value]) => Buffer.from(`${code}${value}\0`)), Buffer.from('\0')]);
+const fields = (entries: [string, string][]) =>
+  Buffer.concat([...entries.map(([code, value]) => Buffer.from(`${code}${value}\0`)), Buffer.from('\0')]);
 
 /** A server that accepts the login, says it is ready, and at once terminates the session, all in one write: a PostgreSQL shutting down as a connection completes. */
 function shuttingDownServer(): Promise<net.Server> {
@@ -20,7 +21,14 @@ function shuttingDownServer(): Promise<net.Server> {
         Buffer.concat([
           message('R', Buffer.from([0, 0, 0, 0])),
           message('Z', Buffer.from('I')),
-          message('E', fields([['S', 'FATAL'], ['C', '57P01'], ['M', 'terminating connection due to administrator command']])),
+          message(
+            'E',
+            fields([
+              ['S', 'FATAL'],
+              ['C', '57P01'],
+              ['M', 'terminating connection due to administrator command'],
+            ]),
+          ),
         ]),
       );
     });

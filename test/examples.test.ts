@@ -14,12 +14,16 @@ const run = promisify(execFile);
 describe('examples: a typed client from codegen', () => {
   it('generates, typechecks, and runs against a server that accepts trusted documents only', async () => {
     await generate();
-    await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'examples/tsconfig.json'], { cwd: new URL('..', import.meta.url).pathname });
+    await run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'examples/tsconfig.json'], {
+      cwd: new URL('..', import.meta.url).pathname,
+    });
     const server: App = await startApp(cluster.databaseUrl, { GRAPHQL_TRUSTED_DOCUMENTS: 'only' });
     try {
       // Imported by a computed path: the client needs the generated code, which `npm run typecheck` does not.
       const client = '../examples/client.js';
-      const { runExample } = (await import(client)) as { runExample(url: string, bearer: string, userId: string, itemId: string): Promise<unknown> };
+      const { runExample } = (await import(client)) as {
+        runExample(url: string, bearer: string, userId: string, itemId: string): Promise<unknown>;
+      };
       const outcome = await runExample(server.url, await token('1', 'community:admin signals:write'), '4201', 'example-item');
       // Exact: 0.1 + 0.2 + 1e6 as decimals, not as doubles.
       expect(outcome).toEqual({

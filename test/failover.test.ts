@@ -92,7 +92,12 @@ describe.each([
 
     // A purge that will still be running at the kill.
     for (let sent = 0; sent < PURGED_SIGNALS; sent += 300) {
-      const inputs = Array.from({ length: 300 }, (_, i) => ({ userId: PURGED_USER, itemId: `p-${(sent + i) % 7}`, kind: 'LIKE', context: { cohortIds: ['north', 'south'] } }));
+      const inputs = Array.from({ length: 300 }, (_, i) => ({
+        userId: PURGED_USER,
+        itemId: `p-${(sent + i) % 7}`,
+        kind: 'LIKE',
+        context: { cohortIds: ['north', 'south'] },
+      }));
       expect((await gql(first, SIGNALS, { inputs })).errors).toBeUndefined();
     }
     const { leftAtNs: purgeBoundary } = (await gql(first, LEAVE, { userId: PURGED_USER })).data!.leaveCommunityLayer;
@@ -111,7 +116,10 @@ describe.each([
     const outage = { from: Infinity, to: -Infinity };
     try {
       await progress('40 operations acknowledged on each instance before the kill', 40);
-      await until('the purge running', async () => (await sql(primaryDb, `SELECT removed_so_far::int AS n FROM community_purge WHERE id = $1`, [purgeId]))[0].n > 0);
+      await until(
+        'the purge running',
+        async () => (await sql(primaryDb, `SELECT removed_so_far::int AS n FROM community_purge WHERE id = $1`, [purgeId]))[0].n > 0,
+      );
 
       outage.from = performance.now();
       await pair.killPrimary();
@@ -120,7 +128,11 @@ describe.each([
       await pair.promoteStandby();
       outage.to = performance.now();
       // The purge was cut short by the kill: what is left runs on the new primary.
-      const [cut] = await sql(pair.url(DATABASE, pair.standbyPort), `SELECT status, removed_so_far::int AS n FROM community_purge WHERE id = $1`, [purgeId]);
+      const [cut] = await sql(
+        pair.url(DATABASE, pair.standbyPort),
+        `SELECT status, removed_so_far::int AS n FROM community_purge WHERE id = $1`,
+        [purgeId],
+      );
       expect(cut).toMatchObject({ status: 'RUNNING' });
       expect(cut.n).toBeLessThan(PURGED_SIGNALS * 3);
       await how.follow();
@@ -137,10 +149,20 @@ describe.each([
     const db = await sqlClient(pair.url(DATABASE, pair.standbyPort));
     try {
       // The promoted server has no standby of its own: acknowledged commits could now be lost, and that is said.
-      for (const app of apps) await until('the durability report to follow the new primary', async () => (await metric(app, 'community_database_durable_commits')) === 0);
+      for (const app of apps)
+        await until(
+          'the durability report to follow the new primary',
+          async () => (await metric(app, 'community_database_durable_commits')) === 0,
+        );
 
-      await until('the purge finished on the new primary', async () => (await db.query(`SELECT status FROM community_purge WHERE id = $1`, [purgeId])).rows[0].status === 'FINISHED');
-      const { rows: purged } = await db.query(`SELECT removed_so_far::int AS n, boundary_ns::text AS boundary FROM community_purge WHERE id = $1`, [purgeId]);
+      await until(
+        'the purge finished on the new primary',
+        async () => (await db.query(`SELECT status FROM community_purge WHERE id = $1`, [purgeId])).rows[0].status === 'FINISHED',
+      );
+      const { rows: purged } = await db.query(
+        `SELECT removed_so_far::int AS n, boundary_ns::text AS boundary FROM community_purge WHERE id = $1`,
+        [purgeId],
+      );
       expect(purged[0]).toEqual({ n: PURGED_SIGNALS * 3, boundary: purgeBoundary });
       const { rows: left } = await db.query(`SELECT count(*)::int AS n FROM contribution WHERE user_id = $1`, [PURGED_USER]);
       expect(left[0].n).toBe(0);
@@ -149,7 +171,9 @@ describe.each([
       expect(await boundaryViolations(db, load.history)).toEqual([]);
       expect(await aggregateMismatches(db)).toEqual([]);
       // Every acknowledged leave and rejoin is there, with the boundary it answered.
-      const { rows: episodes } = await db.query(`SELECT user_id::text AS "userId", left_at_ns::text AS "leftAtNs", rejoined_at_ns::text AS "rejoinedAtNs" FROM leave_episode`);
+      const { rows: episodes } = await db.query(
+        `SELECT user_id::text AS "userId", left_at_ns::text AS "leftAtNs", rejoined_at_ns::text AS "rejoinedAtNs" FROM leave_episode`,
+      );
       const stored = new Set(episodes.map((e) => `${e.userId}/${e.leftAtNs}`));
       const rejoined = new Set(episodes.map((e) => `${e.userId}/${e.leftAtNs}/${e.rejoinedAtNs}`));
       expect(load.leaves.filter((l) => !stored.has(`${l.userId}/${l.leftAtNs}`))).toEqual([]);

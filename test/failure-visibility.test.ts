@@ -50,7 +50,8 @@ async function ask(bearer: string) {
   return { status: response.status, body, line, span };
 }
 
-const operations = (outcome: string, code: string) => metric(app, 'graphql_operations_total', { operation: 'other', type: 'query', outcome, code });
+const operations = (outcome: string, code: string) =>
+  metric(app, 'graphql_operations_total', { operation: 'other', type: 'query', outcome, code });
 
 describe('failures are visible', () => {
   it('a bad token: HTTP 200 with UNAUTHENTICATED, and the access line, the span and the counter say rejected', async () => {
@@ -77,7 +78,12 @@ describe('failures are visible', () => {
   });
 
   it('a document that does not parse is counted too, before any execution', async () => {
-    const before = await metric(app, 'graphql_operations_total', { operation: 'other', type: 'unknown', outcome: 'rejected', code: 'GRAPHQL_PARSE_FAILED' });
+    const before = await metric(app, 'graphql_operations_total', {
+      operation: 'other',
+      type: 'unknown',
+      outcome: 'rejected',
+      code: 'GRAPHQL_PARSE_FAILED',
+    });
     const response = await fetch(app.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${await token('4242')}` },
@@ -85,6 +91,13 @@ describe('failures are visible', () => {
     });
     const body = (await response.json()) as { errors: { extensions?: { code?: string } }[] };
     expect(body.errors[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
-    expect(await metric(app, 'graphql_operations_total', { operation: 'other', type: 'unknown', outcome: 'rejected', code: 'GRAPHQL_PARSE_FAILED' })).toBe(before + 1);
+    expect(
+      await metric(app, 'graphql_operations_total', {
+        operation: 'other',
+        type: 'unknown',
+        outcome: 'rejected',
+        code: 'GRAPHQL_PARSE_FAILED',
+      }),
+    ).toBe(before + 1);
   });
 });

@@ -41,14 +41,19 @@ async function post(app: App, bearer: string, query: string, variables?: Record<
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ query, variables }),
   });
-  const body = (await response.json()) as { data?: Record<string, any> | null; errors?: { extensions?: Record<string, any> }[]; extensions?: Record<string, any> };
+  const body = (await response.json()) as {
+    data?: Record<string, any> | null;
+    errors?: { extensions?: Record<string, any> }[];
+    extensions?: Record<string, any>;
+  };
   return { status: response.status, headers: response.headers, ...body };
 }
 
 const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { signalId } }';
 const SIGNALS = 'mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId } }';
 const signal = (userId: string, i: number) => ({ userId, itemId: `fair-${i}`, kind: 'VIEW' as const });
-const signalsOf = async (userId: string) => Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1', [userId])).rows[0].n);
+const signalsOf = async (userId: string) =>
+  Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1', [userId])).rows[0].n);
 
 /** Sends single signals, round robin over `apps`, until one is refused; returns how many got in and the refusal. */
 async function floodUntilRefused(apps: App[], userId: string) {
@@ -66,12 +71,22 @@ async function floodUntilRefused(apps: App[], userId: string) {
 describe('fair share: a budget per caller, in the response', () => {
   it('states the budget on every response: headers, extensions.cost and rateLimit, as the cost model counts', async () => {
     const bearer = await token('5001');
-    const response = await post(a, bearer, '{ communityLayerStatus { history(last: 7) { leftAtNs } } rateLimit { cost limit remaining restoreRate principalClass } }');
+    const response = await post(
+      a,
+      bearer,
+      '{ communityLayerStatus { history(last: 7) { leftAtNs } } rateLimit { cost limit remaining restoreRate principalClass } }',
+    );
     expect(response.status).toBe(200);
     // The cost model: the membership (1), 7 history entries (7), the rateLimit object (1).
     const cost = response.extensions!['cost'];
     expect(cost).toMatchObject({ requestedQueryCost: 9, actualQueryCost: 9, throttleStatus: { maximumAvailable: 20, restoreRate: 1 } });
-    expect(response.data!['rateLimit']).toMatchObject({ cost: 9, limit: 20, restoreRate: 1, principalClass: 'user', remaining: cost.throttleStatus.currentlyAvailable });
+    expect(response.data!['rateLimit']).toMatchObject({
+      cost: 9,
+      limit: 20,
+      restoreRate: 1,
+      principalClass: 'user',
+      remaining: cost.throttleStatus.currentlyAvailable,
+    });
     expect(cost.throttleStatus.currentlyAvailable).toBeLessThanOrEqual(20 - 9 + 1);
     expect(response.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
     expect(response.headers.get('ratelimit')).toMatch(new RegExp(`^"user";r=${cost.throttleStatus.currentlyAvailable};t=\\d+$`));
@@ -85,7 +100,11 @@ describe('fair share: a budget per caller, in the response', () => {
       expect(refused.headers.get('ratelimit-policy')).toBe('"user";q=20;w=20');
       expect(refused.headers.get('ratelimit')).toMatch(/^"user";r=\d+;t=\d+$/);
     }
-    const anonymous = await fetch(a.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ noSuchField }' }) });
+    const anonymous = await fetch(a.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ noSuchField }' }),
+    });
     expect(anonymous.headers.get('ratelimit-policy')).toBe('"anonymous";q=5;w=5');
     expect(anonymous.headers.get('ratelimit')).toMatch(/^"anonymous";r=\d+;t=\d+$/);
   });
@@ -101,11 +120,14 @@ describe('fair share: a budget per caller, in the response', () => {
         };
         const client = createClient({ url: a.url.replace(/^http/, 'ws'), webSocketImpl: from, retryAttempts: 0, lazyCloseTimeout: 0 });
         let answer: { data?: unknown; errors?: { extensions?: Record<string, unknown> }[] } = {};
-        client.subscribe({ query: '{ rateLimit { principalClass } }' }, {
-          next: (value) => (answer = value as typeof answer),
-          error: (error) => (Array.isArray(error) ? resolve({ errors: error }) : reject(error)),
-          complete: () => resolve(answer),
-        });
+        client.subscribe(
+          { query: '{ rateLimit { principalClass } }' },
+          {
+            next: (value) => (answer = value as typeof answer),
+            error: (error) => (Array.isArray(error) ? resolve({ errors: error }) : reject(error)),
+            complete: () => resolve(answer),
+          },
+        );
       });
     let refused = null;
     for (let i = 0; i < 20 && !refused; i++) {
@@ -119,7 +141,8 @@ describe('fair share: a budget per caller, in the response', () => {
   });
 
   it('gives a named service the budget configured for it, and other services the default', async () => {
-    const ask = async (sub: string) => (await post(a, await token(sub, 'signals:write'), '{ rateLimit { limit restoreRate principalClass } }')).data!['rateLimit'];
+    const ask = async (sub: string) =>
+      (await post(a, await token(sub, 'signals:write'), '{ rateLimit { limit restoreRate principalClass } }')).data!['rateLimit'];
     expect(await ask('big-service')).toEqual({ limit: 1000, restoreRate: 10, principalClass: 'service' });
     expect(await ask('small-service')).toEqual({ limit: 20_000, restoreRate: 5_000, principalClass: 'service' });
   });
@@ -134,7 +157,10 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(refusal.data ?? null).toBeNull();
     expect(refusal.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
     // Refused at the door (its last point spent, the body unread), so no requested cost: the batch test has Yoga's.
-    expect(refusal.extensions!['cost']).toMatchObject({ actualQueryCost: 0, throttleStatus: { maximumAvailable: 20, currentlyAvailable: 0 } });
+    expect(refusal.extensions!['cost']).toMatchObject({
+      actualQueryCost: 0,
+      throttleStatus: { maximumAvailable: 20, currentlyAvailable: 0 },
+    });
     expect(await signalsOf('5002')).toBe(admitted);
     expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'user' })).toBeGreaterThan(before);
   });
@@ -153,7 +179,10 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(early!.errors![0]!.extensions).toMatchObject({ code: 'RATE_LIMITED', limit: 'budget' });
     expect(Number(early!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(early!.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
-    expect(early!.extensions!['cost']).toMatchObject({ actualQueryCost: 0, throttleStatus: { maximumAvailable: 20, currentlyAvailable: 0 } });
+    expect(early!.extensions!['cost']).toMatchObject({
+      actualQueryCost: 0,
+      throttleStatus: { maximumAvailable: 20, currentlyAvailable: 0 },
+    });
   });
 
   it('charges a batch per signal: one larger than the budget is refused whole, and batches spend it as fast as singles', async () => {
@@ -170,7 +199,7 @@ describe('fair share: a budget per caller, in the response', () => {
     expect(await signalsOf('5003')).toBe(15);
   });
 
-  it('limits one user\'s rejoins, whoever asks, never a leave, while another user\'s leave goes through', async () => {
+  it("limits one user's rejoins, whoever asks, never a leave, while another user's leave goes through", async () => {
     // An admin flips (its budget holds many changes: each costs 11 points, a user's bucket 20); the limit is 3 rejoins.
     const admin = await token('9', 'community:admin');
     const flip = (i: number, change: string) => post([a, b][i % 2]!, admin, `mutation { ${change}(userId: "5004") { status } }`);
@@ -246,7 +275,12 @@ describe('fair share: a budget per caller, in the response', () => {
 describe('fair share and the sender', () => {
   it('the sender waits out 429 RATE_LIMITED and delivers every signal', async () => {
     const refusedBefore = await metric(a, 'community_fair_share_refused_cost_total', { class: 'service' });
-    const sender = new Sender({ url: a.url, token: await token('small-sender', 'signals:write', '1h'), maxBatchSize: 15, backoffMs: { initial: 10, max: 200 } });
+    const sender = new Sender({
+      url: a.url,
+      token: await token('small-sender', 'signals:write', '1h'),
+      maxBatchSize: 15,
+      backoffMs: { initial: 10, max: 200 },
+    });
     const outcomes = await Promise.all(Array.from({ length: 60 }, (_, i) => sender.send(signal('5013', i))));
     await sender.close();
     expect(outcomes.map((outcome) => outcome.result).filter((result) => result !== 'forwarded')).toEqual([]);
@@ -267,7 +301,10 @@ describe('fair share: what operators see', () => {
       expect(fine.status).toBe(200);
       const lines = () => entries.filter((entry) => entry['log'] === 'access' && entry['path'] === '/graphql');
       await eventually(() => lines().length >= 2);
-      expect(lines().map((line) => [line['status'], line['rateLimited'] ?? null])).toEqual([[429, 'budget'], [200, null]]);
+      expect(lines().map((line) => [line['status'], line['rateLimited'] ?? null])).toEqual([
+        [429, 'budget'],
+        [200, null],
+      ]);
     } finally {
       await app.stop();
     }

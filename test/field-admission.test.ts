@@ -26,7 +26,12 @@ const schema = new GraphQLSchema({
   }),
 });
 
-const operation = (query: string, variableValues: Record<string, unknown> = {}) => ({ schema, document: parse(query), operationName: undefined, variableValues });
+const operation = (query: string, variableValues: Record<string, unknown> = {}) => ({
+  schema,
+  document: parse(query),
+  operationName: undefined,
+  variableValues,
+});
 
 describe('the request plugins read what fields declare (extensions.admission), not their names', () => {
   it('sheds a field declared as signal ingestion, and not one merely named signals', () => {
@@ -39,8 +44,14 @@ describe('the request plugins read what fields declare (extensions.admission), n
   it('lets an operation of declared leaves through every budget, and budgets declared rejoins per user', () => {
     expect(membershipChanges(operation('mutation { quit a: quit __typename }'), '5')).toEqual({ rejoins: [], leavesOnly: true });
     expect(membershipChanges(operation('mutation { leaveCommunityLayer }'), '5')).toEqual({ rejoins: [], leavesOnly: false });
-    expect(membershipChanges(operation('mutation ($u: ID) { comeBack a: comeBack(user: "7") b: comeBack(user: $u) ...F } fragment F on Mutation { comeBack }', { u: '8' }), '5'))
-      .toEqual({ rejoins: ['5', '7', '8', '5'], leavesOnly: false });
+    expect(
+      membershipChanges(
+        operation('mutation ($u: ID) { comeBack a: comeBack(user: "7") b: comeBack(user: $u) ...F } fragment F on Mutation { comeBack }', {
+          u: '8',
+        }),
+        '5',
+      ),
+    ).toEqual({ rejoins: ['5', '7', '8', '5'], leavesOnly: false });
     expect(membershipChanges(operation('mutation { rejoinCommunityLayer(user: "7") }'), '5')).toEqual({ rejoins: [], leavesOnly: false });
   });
 

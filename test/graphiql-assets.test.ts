@@ -6,7 +6,13 @@ import type { App } from '../src/app.js';
 import { type Cluster, useCluster } from './support/harness.js';
 
 let app: App;
-useCluster([{}], (cluster) => ({ apps: [app] } = cluster as Cluster & { apps: [App] }));
+useCluster(
+  [{}],
+  (cluster) =>
+    ({
+      apps: [app],
+    } = cluster as Cluster & { apps: [App] }),
+);
 
 interface Raw {
   status: number;
@@ -29,7 +35,11 @@ function get(path: string, headers: Record<string, string> = {}): Promise<Raw> {
 }
 
 const decoded = (raw: Raw) =>
-  raw.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(raw.wire) : raw.headers['content-encoding'] === 'gzip' ? zlib.gunzipSync(raw.wire) : raw.wire;
+  raw.headers['content-encoding'] === 'br'
+    ? zlib.brotliDecompressSync(raw.wire)
+    : raw.headers['content-encoding'] === 'gzip'
+      ? zlib.gunzipSync(raw.wire)
+      : raw.wire;
 
 describe('GraphiQL served like static assets', () => {
   it('is a small page linking content-hashed, immutable, compressed files: under 2 MB on the wire in all', async () => {

@@ -16,8 +16,11 @@ describe('graphql-http server audits', () => {
     expect(audits.filter((audit) => level(audit.name) === 'SHOULD').length).toBeGreaterThanOrEqual(23);
   });
 
-  it.each(audits.filter((audit) => level(audit.name) !== 'MAY').map((audit) => [audit.name, audit] as const))('%s', async (_name, audit) => {
-    const result = await audit.fn();
-    expect(result.status, result.status === 'ok' ? '' : `${result.reason}`).toBe('ok');
-  });
+  it.each(audits.filter((audit) => level(audit.name) !== 'MAY').map((audit) => [audit.name, audit] as const))(
+    '%s',
+    async (_name, audit) => {
+      const result = await audit.fn();
+      expect(result.status, result.status === 'ok' ? '' : `${result.reason}`).toBe('ok');
+    },
+  );
 });

@@ -19,18 +19,22 @@ const batch = (tag: string, size: number, userId = '7') => {
 };
 
 beforeAll(async () => {
-  app = await startApp(await freshDatabase(), {
-    BODY_LIMIT_BYTES: '65536',
-    FAIR_SHARE_USER_CAPACITY: '100',
-    FAIR_SHARE_USER_RATE: '1',
-    FAIR_SHARE_SERVICES: 'bulk-sender=100000/1000',
-    // One batch decoding and one waiting; bodies held back stay until the test finishes them.
-    BULK_REQUEST_BYTES: '1024',
-    BULK_REQUESTS_MAX: '1',
-    BULK_REQUESTS_WAITING_MAX: '1',
-    BULK_MAX_EVENT_LOOP_UTILIZATION: '1',
-    BULK_BODY_TIMEOUT_MS: '600000',
-  }, { membershipSync: false });
+  app = await startApp(
+    await freshDatabase(),
+    {
+      BODY_LIMIT_BYTES: '65536',
+      FAIR_SHARE_USER_CAPACITY: '100',
+      FAIR_SHARE_USER_RATE: '1',
+      FAIR_SHARE_SERVICES: 'bulk-sender=100000/1000',
+      // One batch decoding and one waiting; bodies held back stay until the test finishes them.
+      BULK_REQUEST_BYTES: '1024',
+      BULK_REQUESTS_MAX: '1',
+      BULK_REQUESTS_WAITING_MAX: '1',
+      BULK_MAX_EVENT_LOOP_UTILIZATION: '1',
+      BULK_BODY_TIMEOUT_MS: '600000',
+    },
+    { membershipSync: false },
+  );
   bearer = await token('7', 'signals:write');
 });
 afterAll(() => app?.stop());
@@ -75,7 +79,10 @@ function raw(bytes: string): Promise<Answer> {
     socket.once('close', () => {
       const text = Buffer.concat(chunks).toString();
       const [head, body] = [text.slice(0, text.indexOf('\r\n\r\n')), text.slice(text.indexOf('\r\n\r\n') + 4)];
-      const fields = head.split('\r\n').slice(1).map((line) => line.split(/:\s*/, 2) as [string, string]);
+      const fields = head
+        .split('\r\n')
+        .slice(1)
+        .map((line) => line.split(/:\s*/, 2) as [string, string]);
       const headers = Object.fromEntries(fields.map(([name, value]) => [name.toLowerCase(), value]));
       try {
         resolve({ status: Number(head.split(' ')[1]), headers, body: JSON.parse(body) });
@@ -93,8 +100,11 @@ function expectRefusal(answer: Answer, status: number, code: string, mediaType =
 }
 
 const json = { 'content-type': 'application/json', accept: 'application/json' };
-const signed = (bearer: string, body: string) =>
-  ({ ...json, authorization: `Bearer ${bearer}`, 'content-length': Buffer.byteLength(body) });
+const signed = (bearer: string, body: string) => ({
+  ...json,
+  authorization: `Bearer ${bearer}`,
+  'content-length': Buffer.byteLength(body),
+});
 
 describe('every HTTP refusal has a GraphQL error body with extensions.code', () => {
   it('411: a POST without a Content-Length (chunked)', async () => {

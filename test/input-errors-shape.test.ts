@@ -10,10 +10,18 @@ const SIGNALS = 'mutation Send($i: [SignalInput!]!) { signals(inputs: $i) { sign
 async function post(body: unknown, accept = 'application/graphql-response+json', headers: Record<string, string> = {}) {
   const response = await fetch(app.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${await token('1', 'community:admin signals:write')}`, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept,
+      authorization: `Bearer ${await token('1', 'community:admin signals:write')}`,
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as { data?: unknown; errors: { message: string; extensions?: Record<string, unknown> }[] } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { data?: unknown; errors: { message: string; extensions?: Record<string, unknown> }[] },
+  };
 }
 
 const good = { userId: '7', itemId: 'a', kind: 'VIEW' };
@@ -32,7 +40,10 @@ describe('one shape for every input problem: BAD_USER_INPUT and the argument pat
   });
 
   it('a bad scalar literal names its argument with the list index', async () => {
-    const { body } = await post({ query: 'mutation { signals(inputs: [{ userId: "7", itemId: "a", kind: VIEW }, { userId: "7", itemId: "a", kind: VIEW, occurredAt: "soon" }]) { signalId } }' });
+    const { body } = await post({
+      query:
+        'mutation { signals(inputs: [{ userId: "7", itemId: "a", kind: VIEW }, { userId: "7", itemId: "a", kind: VIEW, occurredAt: "soon" }]) { signalId } }',
+    });
     expect(body.errors[0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'inputs[1].occurredAt' });
   });
 });
@@ -51,7 +62,8 @@ describe('HTTP status by Accept (GraphQL over HTTP)', () => {
 
 describe('CSRF: the header is needed only where the browser could attach credentials by itself', () => {
   const get = async (headers: Record<string, string>) =>
-    (await fetch(`${app.url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'application/json', ...headers } })).status;
+    (await fetch(`${app.url}?query=${encodeURIComponent('{ __typename }')}`, { headers: { accept: 'application/json', ...headers } }))
+      .status;
   it('a GET with a bearer token passes; with cookies or without credentials it needs the header', async () => {
     const bearer = `Bearer ${await token('1')}`;
     expect(await get({ authorization: bearer })).toBe(200);

@@ -34,7 +34,11 @@ async function post(app: App, bearer: string, query: string, variables?: Record<
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ query, variables }),
   });
-  const body = (await response.json()) as { data?: Record<string, any> | null; errors?: { extensions?: Record<string, any> }[]; extensions?: Record<string, any> };
+  const body = (await response.json()) as {
+    data?: Record<string, any> | null;
+    errors?: { extensions?: Record<string, any> }[];
+    extensions?: Record<string, any>;
+  };
   return { status: response.status, ...body };
 }
 
@@ -54,7 +58,9 @@ async function spendBudget(bearer: string): Promise<void> {
 const SIGNAL = 'mutation ($input: SignalInput!) { signal(input: $input) { status forwarded cohortsAttributed } }';
 const LEAVE = 'mutation { leaveCommunityLayer { status leftAtNs } }';
 const forwardedSince = async (userId: string, leftAtNs: string) =>
-  Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1 AND forwarded AND at_ns >= $2', [userId, leftAtNs])).rows[0].n);
+  Number(
+    (await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1 AND forwarded AND at_ns >= $2', [userId, leftAtNs])).rows[0].n,
+  );
 
 describe('a leave is never refused', () => {
   it('after an admin spent its budget and the membership-change limit flipping the user, and the user spent theirs', async () => {
@@ -85,7 +91,9 @@ describe('a leave is never refused', () => {
 
     // A signal sent for them right after (by a service, whose budget is its own) is kept for them only.
     const service = await token('leave-test-sender', 'signals:write');
-    const sent = await post(a, service, SIGNAL, { input: { userId: '7001', itemId: 'after-leave', kind: 'LIKE', context: { cohortIds: ['berlin'] } } });
+    const sent = await post(a, service, SIGNAL, {
+      input: { userId: '7001', itemId: 'after-leave', kind: 'LIKE', context: { cohortIds: ['berlin'] } },
+    });
     expect(sent.status).toBe(200);
     expect(sent.data!['signal']).toEqual({ status: 'LEFT', forwarded: false, cohortsAttributed: 0 });
     // …and the user's own: refused by their spent budget, or kept for them. Neither is forwarded.
@@ -106,7 +114,11 @@ describe('a leave is never refused', () => {
   it('a leave sent alongside other fields is charged like any operation (only a leave alone is exempt)', async () => {
     const user = await token('7003');
     await spendBudget(user);
-    const mixed = await post(a, user, 'mutation { leaveCommunityLayer { status } signal(input: { userId: "7003", itemId: "x", kind: VIEW }) { forwarded } }');
+    const mixed = await post(
+      a,
+      user,
+      'mutation { leaveCommunityLayer { status } signal(input: { userId: "7003", itemId: "x", kind: VIEW }) { forwarded } }',
+    );
     expect(mixed.status).toBe(429);
     const alone = await post(a, user, LEAVE);
     expect(alone.status).toBe(200);
@@ -130,7 +142,9 @@ describe('a leave while signals are shed', () => {
     try {
       await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
       const service = await token('leave-test-flood', 'signals:write');
-      const queued = Array.from({ length: 10 }, (_, i) => post(app, service, SIGNAL, { input: { userId: '7010', itemId: `q-${i}`, kind: 'VIEW' } }));
+      const queued = Array.from({ length: 10 }, (_, i) =>
+        post(app, service, SIGNAL, { input: { userId: '7010', itemId: `q-${i}`, kind: 'VIEW' } }),
+      );
       await eventually(() => app.services.signals.full);
       const shed = await post(app, service, SIGNAL, { input: { userId: '7010', itemId: 'shed', kind: 'VIEW' } });
       expect(shed.status).toBe(503);

@@ -14,17 +14,22 @@ function recorded(names: Array<string | Part>, behaviour: Behaviour = {}) {
 
 /** Parts named in `names` that write to `log`; a Part given as it is (a partOf) is kept. */
 function recordedParts(names: Array<string | Part>, log: string[], behaviour: Behaviour = {}): Part[] {
-  return names.map((name): Part => typeof name !== 'string' ? name : ({
-    name,
-    async start() {
-      log.push(`start ${name}`);
-      await behaviour[name]?.start?.();
-    },
-    async stop() {
-      log.push(`stop ${name}`);
-      await behaviour[name]?.stop?.();
-    },
-  }));
+  return names.map(
+    (name): Part =>
+      typeof name !== 'string'
+        ? name
+        : {
+            name,
+            async start() {
+              log.push(`start ${name}`);
+              await behaviour[name]?.start?.();
+            },
+            async stop() {
+              log.push(`stop ${name}`);
+              await behaviour[name]?.stop?.();
+            },
+          },
+  );
 }
 
 describe('lifecycle', () => {
@@ -68,7 +73,7 @@ describe('lifecycle', () => {
     expect(log).toEqual(['start a', 'start b', 'stop b', 'stop a']);
   });
 
-  it('a stop that hangs says which part it waits on: activity(), onSlowStop, and a bounded teardown\'s error', async () => {
+  it("a stop that hangs says which part it waits on: activity(), onSlowStop, and a bounded teardown's error", async () => {
     let release: () => void = () => undefined;
     const slow: string[] = [];
     const hung = new Promise<void>((resolve) => (release = resolve));
@@ -112,9 +117,12 @@ describe('lifecycle', () => {
     it('a stop while it starts stops its part being started and those before, and starts no later one', async () => {
       let release: () => void = () => undefined;
       const log: string[] = [];
-      const b = partOf('b', recordedParts(['b1', 'b2', 'b3'], log, {
-        b2: { start: () => new Promise<void>((resolve) => (release = resolve)), stop: async () => release() },
-      }));
+      const b = partOf(
+        'b',
+        recordedParts(['b1', 'b2', 'b3'], log, {
+          b2: { start: () => new Promise<void>((resolve) => (release = resolve)), stop: async () => release() },
+        }),
+      );
       const { app } = recorded(['a', b, 'c']);
       const starting = app.start();
       await new Promise((resolve) => setImmediate(resolve));

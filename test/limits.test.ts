@@ -18,7 +18,12 @@ const MEDIA = 'application/graphql-response+json';
 async function post(body: string, headers: Record<string, string> = {}, target: App = app) {
   const response = await fetch(target.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: MEDIA, authorization: `Bearer ${await token('1', 'community:admin signals:write')}`, ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: MEDIA,
+      authorization: `Bearer ${await token('1', 'community:admin signals:write')}`,
+      ...headers,
+    },
     body,
   });
   const text = await response.text();
@@ -68,9 +73,11 @@ describe('operation limits: a 4xx with a stable code, before anything runs', () 
     await expectRefused(operation(viaFragments), 'QUERY_TOO_DEEP');
   });
 
-  it("a standard introspection query is not too deep (ofType chains do not count)", async () => {
+  it('a standard introspection query is not too deep (ofType chains do not count)', async () => {
     const { getIntrospectionQuery } = await import('graphql');
-    const response = await post(operation(getIntrospectionQuery({ specifiedByUrl: true, inputValueDeprecation: true, directiveIsRepeatable: true })));
+    const response = await post(
+      operation(getIntrospectionQuery({ specifiedByUrl: true, inputValueDeprecation: true, directiveIsRepeatable: true })),
+    );
     expect(response.status).toBe(200);
     expect(response.json['data'].__schema.types.length).toBeGreaterThan(10);
   });
@@ -149,7 +156,8 @@ describe('the cost model reads variables and list arguments, and counts every al
       const costOf = async (body: string) => {
         const response = await post(body, {}, strict);
         expect(response.status).toBe(400);
-        return response.json['errors'].find((error: { extensions: { code: string } }) => error.extensions.code === 'QUERY_TOO_COMPLEX').extensions.cost;
+        return response.json['errors'].find((error: { extensions: { code: string } }) => error.extensions.code === 'QUERY_TOO_COMPLEX')
+          .extensions.cost;
       };
       const fromLiteral = await costOf(operation(literal));
       const fromVariable = await costOf(operation(signalsMutation(3), { x: inputs(20, 0, '701') }));
@@ -170,7 +178,10 @@ describe('the per-request budget of signals and cohort attributions', () => {
     const errors = await expectRefused(body, 'REQUEST_BUDGET_EXCEEDED');
     const bySignals = errors.find((error) => error.extensions['budget'] === 'signals')!;
     expect(bySignals.extensions).toMatchObject({ code: 'REQUEST_BUDGET_EXCEEDED', requested: 30_000, limit: 1000 });
-    expect(errors.find((error) => error.extensions['budget'] === 'cohortAttributions')!.extensions).toMatchObject({ requested: 960_000, limit: 32_000 });
+    expect(errors.find((error) => error.extensions['budget'] === 'cohortAttributions')!.extensions).toMatchObject({
+      requested: 960_000,
+      limit: 32_000,
+    });
     expect(await written()).toBe(before);
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM signal WHERE user_id = 700`);
     expect(rows[0].n).toBe(0);
@@ -192,7 +203,11 @@ describe('the per-request budget of signals and cohort attributions', () => {
   });
 
   it('single signal mutations under many aliases count too, and cohorts are counted once per distinct id', async () => {
-    const small = await startApp(cluster.databaseUrl, { REQUEST_MAX_SIGNALS: '3', REQUEST_MAX_COHORT_ATTRIBUTIONS: '4' }, { membershipSync: false });
+    const small = await startApp(
+      cluster.databaseUrl,
+      { REQUEST_MAX_SIGNALS: '3', REQUEST_MAX_COHORT_ATTRIBUTIONS: '4' },
+      { membershipSync: false },
+    );
     try {
       const signal = (i: number) => `s${i}: signal(input: $i) { signalId }`;
       const query = (n: number) => `mutation ($i: SignalInput!) { ${Array.from({ length: n }, (_, i) => signal(i)).join(' ')} }`;
@@ -200,7 +215,12 @@ describe('the per-request budget of signals and cohort attributions', () => {
       const before = await written();
       const overSignals = await post(operation(query(4), { i: { ...one, context: null } }), {}, small);
       expect(overSignals.status).toBe(400);
-      expect(overSignals.json['errors'][0].extensions).toMatchObject({ code: 'REQUEST_BUDGET_EXCEEDED', budget: 'signals', requested: 4, limit: 3 });
+      expect(overSignals.json['errors'][0].extensions).toMatchObject({
+        code: 'REQUEST_BUDGET_EXCEEDED',
+        budget: 'signals',
+        requested: 4,
+        limit: 3,
+      });
       const overCohorts = await post(operation(query(3), { i: one }), {}, small);
       expect(overCohorts.json['errors'][0].extensions).toMatchObject({ budget: 'cohortAttributions', requested: 6, limit: 4 });
       expect(await written()).toBe(before);
@@ -213,13 +233,22 @@ describe('the per-request budget of signals and cohort attributions', () => {
   });
 
   it('variables are measured as coerced: a single input is a list of one, and ids 1 and "1" are one cohort', async () => {
-    const small = await startApp(cluster.databaseUrl, { REQUEST_MAX_SIGNALS: '3', REQUEST_MAX_COHORT_ATTRIBUTIONS: '2' }, { membershipSync: false });
+    const small = await startApp(
+      cluster.databaseUrl,
+      { REQUEST_MAX_SIGNALS: '3', REQUEST_MAX_COHORT_ATTRIBUTIONS: '2' },
+      { membershipSync: false },
+    );
     try {
       const one = (cohortIds: unknown[]) => ({ userId: '705', itemId: 'x', kind: 'LIKE', context: { cohortIds } });
       const before = await written();
       const over = await post(operation(signalsMutation(1), { x: one([1, '1', 2, '2', 3]) }), {}, small);
       expect(over.status).toBe(400);
-      expect(over.json['errors'][0].extensions).toMatchObject({ code: 'REQUEST_BUDGET_EXCEEDED', budget: 'cohortAttributions', requested: 3, limit: 2 });
+      expect(over.json['errors'][0].extensions).toMatchObject({
+        code: 'REQUEST_BUDGET_EXCEEDED',
+        budget: 'cohortAttributions',
+        requested: 3,
+        limit: 2,
+      });
       expect(await written()).toBe(before);
       const within = await post(operation(signalsMutation(1), { x: one([1, '1', 2, '2']) }), {}, small);
       expect(within.json['errors']).toBeUndefined();
@@ -252,7 +281,10 @@ describe('bad requests', () => {
   });
 
   it('limits also hold with a valid token and a valid document: the cost refusal names the numbers', async () => {
-    const response = await gql(app, `{ a: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } b: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } c: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } d: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } e: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } }`);
+    const response = await gql(
+      app,
+      `{ a: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } b: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } c: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } d: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } e: communityContributions(userId: "1", first: 500) { edges { node { signalId } } } }`,
+    );
     expect(response.status).toBe(400);
     expect(response.errors![0]!.message).toMatch(/could return \d+ objects .* at most 5000/);
   });

@@ -7,7 +7,10 @@ const MAX = 18446744073709551615n;
 
 function randomU64(): string {
   const pick = Math.random();
-  if (pick < 0.05) return ['0', '1', MAX.toString(), (MAX - 1n).toString(), (2n ** 32n).toString(), (2n ** 32n - 1n).toString()][Math.floor(Math.random() * 6)]!;
+  if (pick < 0.05)
+    return ['0', '1', MAX.toString(), (MAX - 1n).toString(), (2n ** 32n).toString(), (2n ** 32n - 1n).toString()][
+      Math.floor(Math.random() * 6)
+    ]!;
   if (pick < 0.5) return String(Math.floor(Math.random() * 5000));
   return (BigInt(Math.floor(Math.random() * 2 ** 32)) * 2n ** 32n + BigInt(Math.floor(Math.random() * 2 ** 32))).toString();
 }
@@ -140,7 +143,17 @@ describe('MembershipCache versions', () => {
   it('counts the snapshot state, not what newer notifications made of it, to catch a missed delete', () => {
     const cache = new MembershipCache();
     cache.beginDelta();
-    cache.finishDelta({ version: 2n, leftCount: 2, rows: [{ version: 1n, userId: '1', status: 'LEFT' }, { version: 2n, userId: '2', status: 'LEFT' }] }, true);
+    cache.finishDelta(
+      {
+        version: 2n,
+        leftCount: 2,
+        rows: [
+          { version: 1n, userId: '1', status: 'LEFT' },
+          { version: 2n, userId: '2', status: 'LEFT' },
+        ],
+      },
+      true,
+    );
     // User 1's row is deleted (version 3) while the session is down; a leave of user 5 (version 5)
     // arrives during the resync read, after its snapshot (version 4: one LEFT row).
     cache.markGap();

@@ -8,7 +8,14 @@ const SIGNAL = `mutation ($userId: UInt64!) { signal(input: { userId: $userId, i
 
 let app: App;
 let db: pg.Client;
-useCluster([{}], (cluster) => ({ db, apps: [app] } = cluster as Cluster & { apps: [App] }));
+useCluster(
+  [{}],
+  (cluster) =>
+    ({
+      db,
+      apps: [app],
+    } = cluster as Cluster & { apps: [App] }),
+);
 
 /** Both membership tables and the clock, as text: what a refused statement must leave alone. */
 async function membershipState(): Promise<string> {
@@ -47,8 +54,14 @@ describe('direct SQL on the membership tables', () => {
   const refused: [string, string[]][] = [
     ['insert a LEFT row', [`INSERT INTO community_membership (user_id, status, left_at_ns) VALUES (802, 'LEFT', now_ns())`]],
     ['insert an ACTIVE row', [`INSERT INTO community_membership (user_id, status) VALUES (802, 'ACTIVE')`]],
-    ['set a LEFT user ACTIVE (the next leave then failed for ever)', [`UPDATE community_membership SET status = 'ACTIVE', left_at_ns = NULL WHERE user_id = 800`]],
-    ['set a user LEFT (no episode, no fenced boundary)', [`UPDATE community_membership SET status = 'LEFT', left_at_ns = now_ns() WHERE user_id = 801`]],
+    [
+      'set a LEFT user ACTIVE (the next leave then failed for ever)',
+      [`UPDATE community_membership SET status = 'ACTIVE', left_at_ns = NULL WHERE user_id = 800`],
+    ],
+    [
+      'set a user LEFT (no episode, no fenced boundary)',
+      [`UPDATE community_membership SET status = 'LEFT', left_at_ns = now_ns() WHERE user_id = 801`],
+    ],
     ['move a boundary', [`UPDATE community_membership SET left_at_ns = left_at_ns - 1 WHERE user_id = 800`]],
     ['change rejoined_at_ns', [`UPDATE community_membership SET rejoined_at_ns = now_ns() WHERE user_id = 801`]],
     ['renumber a user', [`UPDATE community_membership SET user_id = 803 WHERE user_id = 801`]],
@@ -96,7 +109,9 @@ describe('direct SQL on the membership tables', () => {
     expect((await gql(app, SIGNAL, { userId })).data!.signal.forwarded).toBe(true);
 
     // An update that changes no membership column passes; it is a new version like any write.
-    const touched = await db.query('UPDATE community_membership SET updated_at = now() WHERE user_id = $1 RETURNING version::text', [userId]);
+    const touched = await db.query('UPDATE community_membership SET updated_at = now() WHERE user_id = $1 RETURNING version::text', [
+      userId,
+    ]);
     expect(touched.rowCount).toBe(1);
 
     // Erasing an ACTIVE user's record: the row goes, the history a purge needs stays.

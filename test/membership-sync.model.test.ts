@@ -33,15 +33,20 @@ describe('membership sync, model-based', () => {
     const scenario: Scenario = {
       initiallyLeft: [Y],
       actions: [
-        read, read, read,
-        { t: 'backstop' }, read,
+        read,
+        read,
+        read,
+        { t: 'backstop' },
+        read,
         { t: 'lose' },
         { t: 'leave', user: X },
         { t: 'rejoin', user: Y },
         { t: 'connect' },
         { t: 'leave', user: Z },
         { t: 'deliver', n: 1 },
-        read, read, read,
+        read,
+        read,
+        read,
       ],
     };
     await runScenario(scenario);
@@ -54,7 +59,13 @@ describe('membership sync, model-based', () => {
       // The initial load's notification raised the applied version to 3 while user 2^64-1 (LEFT
       // at version 2) was not loaded yet: an ACTIVE answer at or below the applied version.
       name: 'a notification during the first load does not claim what the load has not read',
-      scenario: { initiallyLeft: [4, 5], actions: [{ t: 'rejoin', user: 4 }, { t: 'deliver', n: 1 }] },
+      scenario: {
+        initiallyLeft: [4, 5],
+        actions: [
+          { t: 'rejoin', user: 4 },
+          { t: 'deliver', n: 1 },
+        ],
+      },
     },
     {
       // The gap's leave of 2^32 and rejoin of 0 were skipped by the reconnect's delta (started above
@@ -65,10 +76,22 @@ describe('membership sync, model-based', () => {
         actions: [
           { t: 'insertLeft', user: 0 },
           read,
-          { t: 'transaction', writes: [{ user: 4, leave: true }, { user: 0, leave: false }] },
+          {
+            t: 'transaction',
+            writes: [
+              { user: 4, leave: true },
+              { user: 0, leave: false },
+            ],
+          },
           { t: 'lose' },
           { t: 'connect' },
-          { t: 'transaction', writes: [{ user: 1, leave: true }, { user: 0, leave: false }] },
+          {
+            t: 'transaction',
+            writes: [
+              { user: 1, leave: true },
+              { user: 0, leave: false },
+            ],
+          },
         ],
       },
     },

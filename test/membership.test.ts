@@ -18,7 +18,11 @@ useCluster(
   [{}],
   (started) => {
     cluster = started;
-    ({ databaseUrl, db, apps: [app] } = started as Cluster & { apps: [App] });
+    ({
+      databaseUrl,
+      db,
+      apps: [app],
+    } = started as Cluster & { apps: [App] });
   },
   'direct',
   { FAIR_SHARE_MEMBERSHIP_CHANGES: '100000' },
@@ -105,7 +109,8 @@ describe('history pages', () => {
   const PAGE = `query ($userId: UInt64!, $last: Int, $before: UInt64) {
     communityLayerStatus(userId: $userId) { leaveCount history(last: $last, before: $before) { leftAtNs rejoinedAtNs gatedSignals } }
   }`;
-  const page = async (variables: Record<string, unknown>) => (await gql(app, PAGE, { userId: '30', ...variables })).data!.communityLayerStatus;
+  const page = async (variables: Record<string, unknown>) =>
+    (await gql(app, PAGE, { userId: '30', ...variables })).data!.communityLayerStatus;
 
   it('returns the newest 20 leaves by default and pages back through the rest with before', async () => {
     const leftAt: string[] = [];

@@ -32,7 +32,13 @@ describe('METRICS_PORT unset', () => {
   it('two instances on one machine with different PORTs both start, each with metrics beside its own port', async () => {
     const databaseUrl = await freshDatabase();
     for (const port of await portPairs(2)) {
-      const config = loadConfig({ NODE_ENV: 'test', PORT: String(port), LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: TEST_SECRET });
+      const config = loadConfig({
+        NODE_ENV: 'test',
+        PORT: String(port),
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: databaseUrl,
+        AUTH_JWT_SECRET: TEST_SECRET,
+      });
       expect(config.metrics.port).toBe(port + 5464);
       const app = await startApp(config, { databaseUrl, authKey: { kind: 'secret', secret: TEST_SECRET } });
       apps.push(app);

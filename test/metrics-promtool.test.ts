@@ -27,7 +27,12 @@ describe('metrics of a busy server', () => {
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    app = await startApp(await freshDatabase(), { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_POLL_MS: '50', PURGE_POLL_MS: '50', FEED_POLL_MS: '50' });
+    app = await startApp(await freshDatabase(), {
+      WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1',
+      WEBHOOK_POLL_MS: '50',
+      PURGE_POLL_MS: '50',
+      FEED_POLL_MS: '50',
+    });
   });
 
   afterAll(async () => {
@@ -37,9 +42,17 @@ describe('metrics of a busy server', () => {
 
   it('pass promtool check metrics, with every kind of operation, delivery and purge counted', async () => {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    const registered = await gql(app, `mutation { registerWebhookEndpoint(url: "${url}", eventKinds: [LEFT, REJOINED]) { endpoint { id } } }`);
+    const registered = await gql(
+      app,
+      `mutation { registerWebhookEndpoint(url: "${url}", eventKinds: [LEFT, REJOINED]) { endpoint { id } } }`,
+    );
     expect(registered.errors).toBeUndefined();
-    const feed = await subscribe(app, `subscription { communityMembershipChanges { cursor } }`, {}, await token('feed-reader', 'community:feed'));
+    const feed = await subscribe(
+      app,
+      `subscription { communityMembershipChanges { cursor } }`,
+      {},
+      await token('feed-reader', 'community:feed'),
+    );
     const watch = await subscribe(app, `subscription { communityLayerStatusChanged(userId: "71") { status } }`, {}, await token('71'));
     expect((await watch.next())?.data?.data?.communityLayerStatusChanged?.status).toBe('ACTIVE');
 
@@ -86,9 +99,13 @@ describe('metrics of a busy server', () => {
 });
 
 describe('the dashboard and the alerts (deploy/)', () => {
-  const rules = parse(readFileSync('deploy/prometheus/alerts.yaml', 'utf8')) as { groups: { rules: { alert?: string; expr: string; annotations?: { runbook?: string } }[] }[] };
+  const rules = parse(readFileSync('deploy/prometheus/alerts.yaml', 'utf8')) as {
+    groups: { rules: { alert?: string; expr: string; annotations?: { runbook?: string } }[] }[];
+  };
   const alerts = rules.groups.flatMap((group) => group.rules).filter((rule) => rule.alert);
-  const dashboard = JSON.parse(readFileSync('deploy/grafana/community-layer.json', 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+  const dashboard = JSON.parse(readFileSync('deploy/grafana/community-layer.json', 'utf8')) as {
+    panels: { targets?: { expr: string }[] }[];
+  };
   const operations = readFileSync('docs/operations.md', 'utf8');
   const runbooks = operations.slice(operations.indexOf('## Alerts and runbooks'), operations.indexOf('## Shutdown'));
 
@@ -119,7 +136,9 @@ describe('the dashboard and the alerts (deploy/)', () => {
         ...dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => target.expr)),
         runbooks,
       ];
-      const named = new Set(expressions.flatMap((text) => [...text.matchAll(/\b(?:community|graphql|nodejs|process)_[a-z0-9_]+\b/g)].map((match) => match[0])));
+      const named = new Set(
+        expressions.flatMap((text) => [...text.matchAll(/\b(?:community|graphql|nodejs|process)_[a-z0-9_]+\b/g)].map((match) => match[0])),
+      );
       expect(named.size).toBeGreaterThanOrEqual(30);
       const missing = [...named].filter((name) => !families.has(name) && !families.has(name.replace(/_(bucket|count|sum)$/, '')));
       expect(missing).toEqual([]);

@@ -28,7 +28,7 @@ async function warmPool(pooledUrl: string, count: number): Promise<void> {
   await Promise.all(clients.map((client) => client.query('COMMIT').then(() => client.end())));
 }
 
-it('the migrate tool (npm run migrate\'s, from the sources) with DATABASE_URL on a transaction pooler migrates over DATABASE_LISTEN_URL and leaves no migration lock behind', async () => {
+it("the migrate tool (npm run migrate's, from the sources) with DATABASE_URL on a transaction pooler migrates over DATABASE_LISTEN_URL and leaves no migration lock behind", async () => {
   const directUrl = await emptyDatabase(inject('adminDatabaseUrl'));
   const pooledUrl = bouncer.pooled(directUrl);
   // Three server sessions taken in turn: Kysely's lock, its migration and its unlock each land on another one.

@@ -4,7 +4,15 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { capturedLog, eventually, freshDatabase, gql, metric, readiness, rowCounts, sqlClient, startApp } from './support/harness.js';
-import { AUDIENCE, IdentityProvider, RESOURCES, USER_ID_CLAIM, oidcEnvironment, signingKey, type SigningKey } from './support/identity-provider.js';
+import {
+  AUDIENCE,
+  IdentityProvider,
+  RESOURCES,
+  USER_ID_CLAIM,
+  oidcEnvironment,
+  signingKey,
+  type SigningKey,
+} from './support/identity-provider.js';
 
 /**
  * Tokens from a real OpenID provider (oidc-provider, in this process, over HTTP): discovery,
@@ -65,7 +73,11 @@ describe('an OpenID provider found by discovery', () => {
     });
     try {
       await eventually(() =>
-        log.entries.some((entry) => entry.msg === 'identity provider keys not available yet' && /names the issuer "http:.*", not AUTH_OIDC_ISSUER/.test(entry.problem)),
+        log.entries.some(
+          (entry) =>
+            entry.msg === 'identity provider keys not available yet' &&
+            /names the issuer "http:.*", not AUTH_OIDC_ISSUER/.test(entry.problem),
+        ),
       );
       const response = await gql(mismatched, STATUS, undefined, await idp.userToken('auth0|64f1c0ffee'));
       expect(response.status).toBeLessThan(500);
@@ -185,15 +197,25 @@ describe('tokens that are refused', () => {
   it.each([
     ['no exp', () => handSigned(key, claims(), key.alg, false), 'the token has no expiry (exp claim)'],
     ['wrong iss', () => handSigned(key, { ...claims(), iss: 'https://evil.example' }), "the token's iss claim is not accepted"],
-    ['wrong aud (a real token for another API)', () => idp.userToken('auth0|64f1c0ffee', '', RESOURCES.otherApi), "the token's aud claim is not accepted"],
-    ['alg PS256 with the RS256 key', () => handSigned(key, claims(), 'PS256'), "no key of the identity provider matches the token's kid and alg"],
+    [
+      'wrong aud (a real token for another API)',
+      () => idp.userToken('auth0|64f1c0ffee', '', RESOURCES.otherApi),
+      "the token's aud claim is not accepted",
+    ],
+    [
+      'alg PS256 with the RS256 key',
+      () => handSigned(key, claims(), 'PS256'),
+      "no key of the identity provider matches the token's kid and alg",
+    ],
   ])('%s', async (_label, mint, problem) => {
     const control = await gql(app, STATUS, undefined, await handSigned(key, claims()));
     expect(control.data?.communityLayerStatus).toEqual({ userId: '4242', status: 'ACTIVE' });
     const before = await rowCounts(db);
     const response = await gql(app, LEAVE_OF, { u: '4242' }, await mint());
     expect(response.status).toBeLessThan(500);
-    expect(response.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([['UNAUTHENTICATED', `Not authenticated: ${problem}.`]]);
+    expect(response.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
+      ['UNAUTHENTICATED', `Not authenticated: ${problem}.`],
+    ]);
     expect(await rowCounts(db)).toBe(before);
   });
 

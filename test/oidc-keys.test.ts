@@ -1,7 +1,18 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { capturedLog, eventually, freshDatabase, gql, metric, readiness, rowCounts, sqlClient, startApp, type GraphQLResponse } from './support/harness.js';
+import {
+  capturedLog,
+  eventually,
+  freshDatabase,
+  gql,
+  metric,
+  readiness,
+  rowCounts,
+  sqlClient,
+  startApp,
+  type GraphQLResponse,
+} from './support/harness.js';
 import { IdentityProvider, RESOURCES, SHORT_LIVED_SECONDS, oidcEnvironment, signingKey } from './support/identity-provider.js';
 import { subscribe } from './support/sse.js';
 
@@ -71,7 +82,9 @@ describe('remote key set', () => {
     expect(await metric(app, 'community_auth_keys_loaded')).toBe(0);
     expect(await metric(app, 'community_auth_verifications_total', { outcome: 'keys_unavailable' })).toBe(1);
 
-    await eventually(() => log.entries.some((entry) => entry.msg === 'identity provider keys not available yet' && /ECONNREFUSED/.test(entry.problem)));
+    await eventually(() =>
+      log.entries.some((entry) => entry.msg === 'identity provider keys not available yet' && /ECONNREFUSED/.test(entry.problem)),
+    );
 
     await idp.resume();
     await eventually(async () => (await readiness(app)).ok);
@@ -143,9 +156,9 @@ describe('a subscription whose token expires', () => {
     expect(stream.status).toBe(200);
     expect((await stream.next())?.data).toEqual({ data: { communityLayerStatusChanged: { userId: '5150', status: 'ACTIVE' } } });
     const last = await stream.next();
-    expect(last?.data.errors.map((error: { message: string; extensions: { code: string } }) => [error.extensions.code, error.message])).toEqual([
-      ['UNAUTHENTICATED', 'Not authenticated: the token has expired; subscribe again with a fresh token.'],
-    ]);
+    expect(
+      last?.data.errors.map((error: { message: string; extensions: { code: string } }) => [error.extensions.code, error.message]),
+    ).toEqual([['UNAUTHENTICATED', 'Not authenticated: the token has expired; subscribe again with a fresh token.']]);
     expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000);
     expect((await stream.next())?.event).toBe('complete');
     expect(await stream.next()).toBeNull();

@@ -18,7 +18,11 @@ beforeAll(async () => {
   receiver = await startOtlpReceiver();
   databaseUrl = await freshDatabase();
   // The metrics URL alone, used as it is: tracing stays off.
-  app = await startApp(databaseUrl, { OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`, OTEL_METRIC_EXPORT_INTERVAL: '200', OTEL_SERVICE_NAME: 'community-layer-otlp' });
+  app = await startApp(databaseUrl, {
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: `${receiver.url}/v1/metrics`,
+    OTEL_METRIC_EXPORT_INTERVAL: '200',
+    OTEL_SERVICE_NAME: 'community-layer-otlp',
+  });
 });
 
 afterAll(async () => {
@@ -27,12 +31,16 @@ afterAll(async () => {
 });
 
 const fromInstance = (instance: App) => (received: ReceivedMetrics) => received.resource['service.instance.id'] === instance.instanceId;
-const named = (received: ReceivedMetrics, name: string): ReceivedMetric | undefined => received.metrics.find((metric) => metric.name === name);
+const named = (received: ReceivedMetrics, name: string): ReceivedMetric | undefined =>
+  received.metrics.find((metric) => metric.name === name);
 const okQueries = (received: ReceivedMetrics) =>
-  (named(received, 'graphql_operations_total')?.points ?? []).filter(({ attributes }) => attributes['type'] === 'query' && attributes['outcome'] === 'ok').reduce((sum, { value }) => sum + value, 0);
+  (named(received, 'graphql_operations_total')?.points ?? [])
+    .filter(({ attributes }) => attributes['type'] === 'query' && attributes['outcome'] === 'ok')
+    .reduce((sum, { value }) => sum + value, 0);
 
 async function serveQueries(instance: App, count: number): Promise<void> {
-  for (let i = 0; i < count; i++) expect((await gql(instance, `query { communityLayerStatus(userId: "${70 + i}") { status } }`)).errors).toBeUndefined();
+  for (let i = 0; i < count; i++)
+    expect((await gql(instance, `query { communityLayerStatus(userId: "${70 + i}") { status } }`)).errors).toBeUndefined();
 }
 
 describe('metrics over OTLP/HTTP (to a real receiver)', () => {
@@ -44,7 +52,11 @@ describe('metrics over OTLP/HTTP (to a real receiver)', () => {
     const received = await receiver.waitForMetrics((candidate) => receiver.metricExports.indexOf(candidate) > inFlight);
     expect(okQueries(received)).toBeGreaterThanOrEqual(QUERIES);
 
-    expect(received.resource).toMatchObject({ 'service.name': 'community-layer-otlp', 'service.instance.id': app.instanceId, 'service.version': VERSION });
+    expect(received.resource).toMatchObject({
+      'service.name': 'community-layer-otlp',
+      'service.instance.id': app.instanceId,
+      'service.version': VERSION,
+    });
     // Every family the scrape shows with a sample is exported, and nothing the scrape does not name.
     const sampled = [...scraped.families].filter((family) => new RegExp(`^${family}(_bucket|_sum|_count)?[{ ]`, 'm').test(scraped.text));
     const exported = received.metrics.map(({ name }) => name);
@@ -57,7 +69,12 @@ describe('metrics over OTLP/HTTP (to a real receiver)', () => {
 
     const operations = named(received, 'graphql_operations_total');
     expect(operations).toMatchObject({ kind: 'sum', monotonic: true, temporality: 2 });
-    expect(operations?.points[0]?.attributes).toEqual({ operation: expect.any(String), type: expect.any(String), outcome: expect.any(String), code: expect.any(String) });
+    expect(operations?.points[0]?.attributes).toEqual({
+      operation: expect.any(String),
+      type: expect.any(String),
+      outcome: expect.any(String),
+      code: expect.any(String),
+    });
 
     const duration = named(received, 'graphql_operation_duration_seconds');
     expect(duration).toMatchObject({ kind: 'histogram', temporality: 2 });
@@ -86,7 +103,11 @@ describe('metrics over OTLP/HTTP (to a real receiver)', () => {
     const silent = http.createServer(() => {}); // takes each request and never answers
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const log = capturedLog();
-    const stuck = await startApp(databaseUrl, { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OTEL_METRIC_EXPORT_INTERVAL: '3600000' }, { logger: log.logger });
+    const stuck = await startApp(
+      databaseUrl,
+      { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OTEL_METRIC_EXPORT_INTERVAL: '3600000' },
+      { logger: log.logger },
+    );
     try {
       await stuck.stop();
       expect(log.entries.some((entry) => entry.msg === 'the final metrics export did not finish')).toBe(true);

@@ -26,9 +26,12 @@ async function spawnServer(databaseUrl: string): Promise<Instance> {
   const server = await startServer(databaseUrl, {
     // A new database: both instances migrate it at start, under the migration lock.
     MIGRATE_ON_START: 'true',
-    LISTENER_HEARTBEAT_MS: '500', LISTENER_BACKOFF_MAX_MS: '500', DB_ACQUIRE_TIMEOUT_MS: '1000',
+    LISTENER_HEARTBEAT_MS: '500',
+    LISTENER_BACKOFF_MAX_MS: '500',
+    DB_ACQUIRE_TIMEOUT_MS: '1000',
     // An outage, not budgets: one token sends back to back from many clients (fair share has its own tests).
-    FAIR_SHARE: 'false' });
+    FAIR_SHARE: 'false',
+  });
   return { server, child: server.child, url: server.url, acknowledged: [], retryable: 0, unexpected: [], readiness: [] };
 }
 
@@ -59,7 +62,11 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
         const body = (await response.json()) as { data?: { signal?: { signalId: string } }; errors?: { extensions?: { code?: string } }[] };
         const code = body.errors?.[0]?.extensions?.code;
         if (response.status === 200 && body.data?.signal) instance.acknowledged.push(body.data.signal.signalId);
-        else if (response.status === 503 && response.headers.get('retry-after') && (code === 'SERVICE_UNAVAILABLE' || code === 'OVERLOADED')) {
+        else if (
+          response.status === 503 &&
+          response.headers.get('retry-after') &&
+          (code === 'SERVICE_UNAVAILABLE' || code === 'OVERLOADED')
+        ) {
           instance.retryable++;
           // A polite client backs off a little before retrying.
           await new Promise((resolve) => setTimeout(resolve, 20));
@@ -105,9 +112,10 @@ it('a PostgreSQL restart and a 5 s outage under load: both processes survive, cl
   };
 
   // Each step has a deadline of its own, so a hang says where it happened.
-  const step = <T,>(what: string, work: Promise<T>) => withTimeout(work, 60_000).catch((error: unknown) => {
-    throw new Error(`${what}: ${String(error)}; instances: ${state()}`);
-  });
+  const step = <T>(what: string, work: Promise<T>) =>
+    withTimeout(work, 60_000).catch((error: unknown) => {
+      throw new Error(`${what}: ${String(error)}; instances: ${state()}`);
+    });
   await moreAcknowledged('30 signals acknowledged by each instance before the restart', 30);
   await step('stopping PostgreSQL for the restart', database.pause());
   await step('starting PostgreSQL again', database.resume());

@@ -13,11 +13,19 @@ const SEND_SIGNALS = `mutation SendSignals($inputs: [SignalInput!]!) { sendSigna
 async function post(app: App, query: string, variables: Record<string, unknown>, signal?: AbortSignal) {
   const response = await fetch(app.url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${await token('1', 'signals:write community:admin')}` },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json',
+      authorization: `Bearer ${await token('1', 'signals:write community:admin')}`,
+    },
     body: JSON.stringify({ query, variables }),
     signal,
   });
-  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as Omit<GraphQLResponse, 'status'> };
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: (await response.json()) as Omit<GraphQLResponse, 'status'>,
+  };
 }
 
 const signalOf = (userId: string, itemId: string) => ({ input: { userId, itemId, kind: 'VIEW' } });
@@ -45,7 +53,14 @@ describe('load shedding', () => {
     // Inserts into signal wait behind this lock: the first group stalls in the database.
     await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
     const stalled = post(app, SIGNAL, signalOf('7', 'stalled'));
-    await eventually(async () => (await blocker.query(`SELECT 1 FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`)).rowCount === 1);
+    await eventually(
+      async () =>
+        (
+          await blocker.query(
+            `SELECT 1 FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`,
+          )
+        ).rowCount === 1,
+    );
 
     const abort = new AbortController();
     const abandoned = post(app, SIGNAL, signalOf('7', 'abandoned'), abort.signal).catch((error: unknown) => error);
@@ -81,11 +96,18 @@ describe('load shedding', () => {
     await blocker.end();
   });
 
-  it('sheds every field declared as signal ingestion before its input is read: signal, signals and the sender\'s sendSignals', async () => {
+  it("sheds every field declared as signal ingestion before its input is read: signal, signals and the sender's sendSignals", async () => {
     const blocker = await sqlClient(databaseUrl);
     await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
     const stalled = post(app, SIGNAL, signalOf('9', 'stalled'));
-    await eventually(async () => (await blocker.query(`SELECT 1 FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`)).rowCount === 1);
+    await eventually(
+      async () =>
+        (
+          await blocker.query(
+            `SELECT 1 FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`,
+          )
+        ).rowCount === 1,
+    );
     const accepted = Array.from({ length: 20 }, (_, i) => post(app, SIGNAL, signalOf('9', `accepted-${i}`)));
     try {
       await eventually(() => app.services.signals.full);
@@ -97,7 +119,9 @@ describe('load shedding', () => {
         await post(app, SIGNALS, { inputs: [invalid] }),
         await post(app, SEND_SIGNALS, { inputs: [invalid] }),
       ];
-      expect(answers.map((answer) => `${answer.status} ${String(answer.body.errors?.[0]?.extensions?.code)}`)).toEqual(Array(3).fill('503 OVERLOADED'));
+      expect(answers.map((answer) => `${answer.status} ${String(answer.body.errors?.[0]?.extensions?.code)}`)).toEqual(
+        Array(3).fill('503 OVERLOADED'),
+      );
       expect(await metric(app, 'community_signal_requests_shed_total')).toBe(shedBefore + 3);
     } finally {
       await blocker.query('ROLLBACK');
@@ -132,7 +156,11 @@ describe('timeouts are retryable', () => {
   });
 
   it('waiting past the pool-acquire timeout gets the same retryable answer; the requests holding connections finish', async () => {
-    const app = await startApp(databaseUrl, { DB_POOL_MAX: '2', DB_ACQUIRE_TIMEOUT_MS: '1000', DB_LOCK_TIMEOUT_MS: '600000' }, { membershipSync: false });
+    const app = await startApp(
+      databaseUrl,
+      { DB_POOL_MAX: '2', DB_ACQUIRE_TIMEOUT_MS: '1000', DB_LOCK_TIMEOUT_MS: '600000' },
+      { membershipSync: false },
+    );
     const blocker = await sqlClient(databaseUrl);
     try {
       const status = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { status } }`;
@@ -149,7 +177,9 @@ describe('timeouts are retryable', () => {
       await eventually(() => refused === 4, 30_000);
       await blocker.query('ROLLBACK');
       const settled = await Promise.all(answers);
-      const outcomes = settled.map((answer) => (answer.status === 200 ? 'ok' : `${answer.status} ${String(answer.body.errors?.[0]?.extensions?.code)} ${answer.retryAfter}`));
+      const outcomes = settled.map((answer) =>
+        answer.status === 200 ? 'ok' : `${answer.status} ${String(answer.body.errors?.[0]?.extensions?.code)} ${answer.retryAfter}`,
+      );
       expect(outcomes.filter((outcome) => outcome === 'ok')).toHaveLength(2);
       expect(outcomes.filter((outcome) => outcome === '503 SERVICE_UNAVAILABLE 1')).toHaveLength(4);
     } finally {
@@ -192,7 +222,9 @@ describe('full batches on PostgreSQL default lock settings', () => {
     };
     const membership = async (kind: 'leave' | 'rejoin', userId: string, instance: number) => {
       const start = performance.now();
-      const response = await gql(apps[instance]!, `mutation ($userId: UInt64!) { ${kind}CommunityLayer(userId: $userId) { status } }`, { userId });
+      const response = await gql(apps[instance]!, `mutation ($userId: UInt64!) { ${kind}CommunityLayer(userId: $userId) { status } }`, {
+        userId,
+      });
       history.push({ kind, userId, instance, start, end: performance.now(), ok: !response.errors });
     };
     await Promise.all([
@@ -214,14 +246,18 @@ function heldBackPost(app: App, bearer: string, body: string) {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'content-length': bytes.length, authorization: `Bearer ${bearer}` },
   });
-  const response = new Promise<{ status: number; retryAfter: string | undefined; body: Omit<GraphQLResponse, 'status'> }>((resolve, reject) => {
-    request.once('error', reject);
-    request.once('response', (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.once('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body: JSON.parse(Buffer.concat(chunks).toString()) }));
-    });
-  });
+  const response = new Promise<{ status: number; retryAfter: string | undefined; body: Omit<GraphQLResponse, 'status'> }>(
+    (resolve, reject) => {
+      request.once('error', reject);
+      request.once('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.once('end', () =>
+          resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body: JSON.parse(Buffer.concat(chunks).toString()) }),
+        );
+      });
+    },
+  );
   request.write(bytes.subarray(0, -1));
   return { response, finish: () => request.end(bytes.subarray(-1)), abandon: () => request.destroy() };
 }
@@ -231,7 +267,10 @@ describe('the door for bulk requests', () => {
   let app: App;
   let bearer: string;
   const batch = (tag: string) =>
-    JSON.stringify({ query: SIGNALS, variables: { inputs: Array.from({ length: 30 }, (_, i) => ({ userId: '9', itemId: `${tag}-${i}`, kind: 'VIEW' })) } });
+    JSON.stringify({
+      query: SIGNALS,
+      variables: { inputs: Array.from({ length: 30 }, (_, i) => ({ userId: '9', itemId: `${tag}-${i}`, kind: 'VIEW' })) },
+    });
 
   beforeAll(async () => {
     databaseUrl = await freshDatabase();
@@ -283,7 +322,9 @@ describe('the door for bulk requests', () => {
     await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === 0);
 
     const db = await sqlClient(databaseUrl);
-    const written = await db.query(`SELECT split_part(item_id, '-', 1) AS tag, count(*)::int AS n FROM signal WHERE user_id = 9 GROUP BY 1 ORDER BY 1`);
+    const written = await db.query(
+      `SELECT split_part(item_id, '-', 1) AS tag, count(*)::int AS n FROM signal WHERE user_id = 9 GROUP BY 1 ORDER BY 1`,
+    );
     expect(written.rows).toEqual([
       { tag: 'first', n: 30 },
       { tag: 'second', n: 30 },
@@ -297,7 +338,12 @@ describe('the door for bulk requests', () => {
     await blocker.query('BEGIN; LOCK TABLE signal IN SHARE ROW EXCLUSIVE MODE');
     const stalled = heldBackPost(app, bearer, batch('stalled'));
     stalled.finish();
-    const waitingOnLock = async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`)).rows[0].n;
+    const waitingOnLock = async () =>
+      (
+        await blocker.query(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND NOT granted AND relation = 'signal'::regclass`,
+        )
+      ).rows[0].n;
     await eventually(async () => (await waitingOnLock()) === 1);
     expect(await metric(app, 'community_bulk_requests_in_progress')).toBe(0);
     // With one place at the door, a second batch gets in only if the first left it.

@@ -39,7 +39,11 @@ beforeAll(async () => {
 afterAll(() => Promise.all([only?.stop(), allow?.stop()]));
 
 async function post(app: App, body: Record<string, unknown>) {
-  const response = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...authorization }, body: JSON.stringify(body) });
+  const response = await fetch(app.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...authorization },
+    body: JSON.stringify(body),
+  });
   // The answer without its extensions (fair share's cost, checked in test/fair-share.test.ts).
   const { data, errors } = (await response.json()) as { data?: Record<string, unknown>; errors?: { extensions?: { code?: string } }[] };
   return { data, errors };
@@ -47,19 +51,25 @@ async function post(app: App, body: Record<string, unknown>) {
 
 /** Every way a client may name `hex`: four parameters, each bare and prefixed. */
 function forms(hex: string): [string, Record<string, unknown>][] {
-  return [hex, `sha256:${hex}`].flatMap((id) => [
-    [`documentId ${id.slice(0, 12)}…`, { documentId: id }],
-    [`persistedQuery ${id.slice(0, 12)}…`, { extensions: { persistedQuery: { version: 1, sha256Hash: id } } }],
-    [`doc_id ${id.slice(0, 12)}…`, { doc_id: id }],
-    [`id ${id.slice(0, 12)}…`, { id }],
-  ] as [string, Record<string, unknown>][]);
+  return [hex, `sha256:${hex}`].flatMap(
+    (id) =>
+      [
+        [`documentId ${id.slice(0, 12)}…`, { documentId: id }],
+        [`persistedQuery ${id.slice(0, 12)}…`, { extensions: { persistedQuery: { version: 1, sha256Hash: id } } }],
+        [`doc_id ${id.slice(0, 12)}…`, { doc_id: id }],
+        [`id ${id.slice(0, 12)}…`, { id }],
+      ] as [string, Record<string, unknown>][],
+  );
 }
 
 describe('persisted ids in every common form', () => {
   it('codegen’s client preset with its defaults writes sha256:<hex>, and the server finds it by every form', async () => {
     expect(codegenId).toMatch(/^sha256:[0-9a-f]{64}$/);
     for (const [form, body] of forms(codegenId.slice('sha256:'.length))) {
-      expect({ form, answer: await post(only, { ...body, variables: { itemId: 'f' } }) }).toEqual({ form, answer: { data: { communityItemAggregate: { itemId: 'f', signalTotal: '0' } } } });
+      expect({ form, answer: await post(only, { ...body, variables: { itemId: 'f' } }) }).toEqual({
+        form,
+        answer: { data: { communityItemAggregate: { itemId: 'f', signalTotal: '0' } } },
+      });
     }
   });
 
@@ -69,15 +79,30 @@ describe('persisted ids in every common form', () => {
     expect(status.id).toMatch(/^[0-9a-f]{64}$/);
     for (const [form, body] of forms(status.id)) {
       const answer = await post(only, body);
-      expect({ form, errors: answer.errors, userId: (answer.data?.communityLayerStatus as { userId?: string } | undefined)?.userId }).toEqual({ form, errors: undefined, userId: '5' });
+      expect({
+        form,
+        errors: answer.errors,
+        userId: (answer.data?.communityLayerStatus as { userId?: string } | undefined)?.userId,
+      }).toEqual({ form, errors: undefined, userId: '5' });
     }
   });
 
   it('a document APQ registered is found by every form; an unknown prefixed id is PERSISTED_QUERY_NOT_FOUND', async () => {
     const hex = sha256(APQ);
-    expect((await post(allow, { query: APQ, variables: { itemId: 'a' }, extensions: { persistedQuery: { version: 1, sha256Hash: `sha256:${hex}` } } })).errors).toBeUndefined();
+    expect(
+      (
+        await post(allow, {
+          query: APQ,
+          variables: { itemId: 'a' },
+          extensions: { persistedQuery: { version: 1, sha256Hash: `sha256:${hex}` } },
+        })
+      ).errors,
+    ).toBeUndefined();
     for (const [form, body] of forms(hex)) {
-      expect({ form, answer: await post(allow, { ...body, variables: { itemId: 'a' } }) }).toEqual({ form, answer: { data: { communityItemAggregate: { itemId: 'a', weightTotal: '0' } } } });
+      expect({ form, answer: await post(allow, { ...body, variables: { itemId: 'a' } }) }).toEqual({
+        form,
+        answer: { data: { communityItemAggregate: { itemId: 'a', weightTotal: '0' } } },
+      });
     }
     const unknown = await post(only, { documentId: `sha256:${'0'.repeat(64)}` });
     expect(unknown.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_NOT_FOUND');

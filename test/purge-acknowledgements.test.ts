@@ -16,7 +16,13 @@ interface Downstream {
   done: number;
   failed: number;
   pending: number;
-  processors: { state: string; reason: string | null; acknowledgedAt: string | null; processor: { subject: string }; history: { state: string; reason: string | null }[] }[];
+  processors: {
+    state: string;
+    reason: string | null;
+    acknowledgedAt: string | null;
+    processor: { subject: string };
+    history: { state: string; reason: string | null }[];
+  }[];
 }
 
 let cluster: Cluster;
@@ -27,7 +33,10 @@ const ackToken = (subject: string) => token(subject, 'community:purge-ack', '1h'
 
 async function purgeOf(userId: string): Promise<string> {
   expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${userId}") { status } }`)).errors).toBeUndefined();
-  const purge = await gql<{ purgeCommunityContributions: { purgeId: string } }>(app, `mutation { purgeCommunityContributions(userId: "${userId}") { purgeId } }`);
+  const purge = await gql<{ purgeCommunityContributions: { purgeId: string } }>(
+    app,
+    `mutation { purgeCommunityContributions(userId: "${userId}") { purgeId } }`,
+  );
   expect(purge.errors).toBeUndefined();
   return purge.data!.purgeCommunityContributions.purgeId;
 }
@@ -39,18 +48,27 @@ async function downstream(userId: string): Promise<Downstream> {
 }
 
 async function ack(subject: string, purgeId: string, state: 'DONE' | 'FAILED', reason?: string) {
-  return gql<{ acknowledgeCommunityPurge: { state: string; reason: string | null; acknowledgedAt: string } }>(app, ACK, { purgeId, state, reason }, await ackToken(subject));
+  return gql<{ acknowledgeCommunityPurge: { state: string; reason: string | null; acknowledgedAt: string } }>(
+    app,
+    ACK,
+    { purgeId, state, reason },
+    await ackToken(subject),
+  );
 }
 
 async function acknowledgementRows(): Promise<string> {
-  const { rows } = await cluster.db.query(`SELECT concat_ws('/', (SELECT count(*) FROM purge_acknowledgement), (SELECT count(*) FROM purge_acknowledgement_change),
+  const { rows } =
+    await cluster.db.query(`SELECT concat_ws('/', (SELECT count(*) FROM purge_acknowledgement), (SELECT count(*) FROM purge_acknowledgement_change),
     (SELECT string_agg(state || coalesce(reason, ''), ',' ORDER BY purge_id, processor_id) FROM purge_acknowledgement)) AS n`);
   return rows[0].n;
 }
 
 describe('downstream purge acknowledgements', () => {
   it('registered processors acknowledge a purge; the receipt shows each state; refusals write nothing', async () => {
-    for (const [subject, name] of [['warehouse-etl', 'Warehouse'], ['feature-store@clients', 'Feature store']]) {
+    for (const [subject, name] of [
+      ['warehouse-etl', 'Warehouse'],
+      ['feature-store@clients', 'Feature store'],
+    ]) {
       expect((await gql(app, REGISTER, { subject, name })).errors).toBeUndefined();
     }
     const again = await gql(app, REGISTER, { subject: 'warehouse-etl', name: 'Again' });
@@ -98,7 +116,10 @@ describe('downstream purge acknowledgements', () => {
     expect(done).toMatchObject({ total: 2, done: 2, failed: 0, pending: 0 });
     expect(done.processors.map((p) => p.history)).toEqual([
       [{ state: 'DONE', reason: null }],
-      [{ state: 'FAILED', reason: 'feature store offline' }, { state: 'DONE', reason: null }],
+      [
+        { state: 'FAILED', reason: 'feature store offline' },
+        { state: 'DONE', reason: null },
+      ],
     ]);
 
     // What the settings page shows ("removed from N of M systems"): its own client, by hash, with the user's token.
@@ -108,9 +129,14 @@ describe('downstream purge acknowledgements', () => {
     // The late processor may still acknowledge, and then counts; a retired one neither counts nor may.
     expect((await ack('late-cache', purgeId, 'DONE')).errors).toBeUndefined();
     expect(await downstream('7100')).toMatchObject({ total: 3, done: 3 });
-    const processors = await gql<{ downstreamProcessors: { id: string; subject: string }[] }>(app, `{ downstreamProcessors { id subject } }`);
+    const processors = await gql<{ downstreamProcessors: { id: string; subject: string }[] }>(
+      app,
+      `{ downstreamProcessors { id subject } }`,
+    );
     const late = processors.data!.downstreamProcessors.find((p) => p.subject === 'late-cache')!;
-    expect((await gql(app, `mutation ($id: UInt64!) { retireDownstreamProcessor(id: $id) { retired } }`, { id: late.id })).data).toEqual({ retireDownstreamProcessor: { retired: true } });
+    expect((await gql(app, `mutation ($id: UInt64!) { retireDownstreamProcessor(id: $id) { retired } }`, { id: late.id })).data).toEqual({
+      retireDownstreamProcessor: { retired: true },
+    });
     expect(await downstream('7100')).toMatchObject({ total: 2, done: 2 });
     const retiredAck = await ack('late-cache', purgeId, 'FAILED', 'too late');
     expect(retiredAck.errors?.[0]?.extensions?.['code']).toBe('UNKNOWN_PROCESSOR');
@@ -120,7 +146,13 @@ describe('downstream purge acknowledgements', () => {
     const purgeId = await purgeOf('7101');
     const rounds = 15;
     const plan = (subject: string, round: number): ['DONE' | 'FAILED', string | undefined] =>
-      subject === 'warehouse-etl' ? (round % 3 === 0 ? ['FAILED', `round ${round}`] : ['DONE', undefined]) : round % 2 === 0 ? ['FAILED', 'busy'] : ['DONE', undefined];
+      subject === 'warehouse-etl'
+        ? round % 3 === 0
+          ? ['FAILED', `round ${round}`]
+          : ['DONE', undefined]
+        : round % 2 === 0
+          ? ['FAILED', 'busy']
+          : ['DONE', undefined];
     const subjects = ['warehouse-etl', 'feature-store@clients'];
     for (let round = 0; round < rounds; round++) {
       // Both processors at once, each sending its acknowledgement twice at once (a retried request).
@@ -129,7 +161,9 @@ describe('downstream purge acknowledgements', () => {
     }
     const state = await downstream('7101');
     const last = (subject: string) => plan(subject, rounds - 1);
-    expect(state.processors.map((p) => [p.processor.subject, p.state, p.reason])).toEqual(subjects.map((s) => [s, last(s)[0], last(s)[1] ?? null]));
+    expect(state.processors.map((p) => [p.processor.subject, p.state, p.reason])).toEqual(
+      subjects.map((s) => [s, last(s)[0], last(s)[1] ?? null]),
+    );
     for (const subject of subjects) {
       const expected: string[] = [];
       for (let round = 0; round < rounds; round++) {
@@ -145,10 +179,16 @@ describe('downstream purge acknowledgements', () => {
 
   it('webhook endpoints list their kinds; an admin disables one with a reason', async () => {
     const registered = await gql<{ registerWebhookEndpoint: { endpoint: { id: string; eventKinds: string[] } } }>(
-      app, `mutation { registerWebhookEndpoint(url: "https://warehouse.example/hook", eventKinds: [PURGE_FINISHED, LEFT]) { endpoint { id eventKinds } } }`);
+      app,
+      `mutation { registerWebhookEndpoint(url: "https://warehouse.example/hook", eventKinds: [PURGE_FINISHED, LEFT]) { endpoint { id eventKinds } } }`,
+    );
     expect(registered.data?.registerWebhookEndpoint.endpoint.eventKinds).toEqual(['PURGE_FINISHED', 'LEFT']);
     const id = registered.data!.registerWebhookEndpoint.endpoint.id;
-    const disabled = await gql(app, `mutation ($id: UInt64!) { disableWebhookEndpoint(id: $id, reason: "maintenance") { disabledReason eventKinds } }`, { id });
+    const disabled = await gql(
+      app,
+      `mutation ($id: UInt64!) { disableWebhookEndpoint(id: $id, reason: "maintenance") { disabledReason eventKinds } }`,
+      { id },
+    );
     expect(disabled.data).toEqual({ disableWebhookEndpoint: { disabledReason: 'maintenance', eventKinds: ['PURGE_FINISHED', 'LEFT'] } });
   });
 });

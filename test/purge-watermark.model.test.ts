@@ -28,7 +28,10 @@ type Step =
   | { t: 'chunk'; size: number; crash: boolean };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ t: fc.constant('send' as const), n: fc.integer({ min: 1, max: 6 }), cohorts: fc.integer({ min: 0, max: 2 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ t: fc.constant('send' as const), n: fc.integer({ min: 1, max: 6 }), cohorts: fc.integer({ min: 0, max: 2 }) }),
+  },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('leave' as const), ahead: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ t: 'rejoin' as const }) },
   { weight: 1, arbitrary: fc.constant({ t: 'erase' as const }) },
@@ -45,16 +48,44 @@ const leave = (ahead = false): Step => ({ t: 'leave', ahead });
  * leave, and a second rejoin, leave and purge.
  */
 const EXAMPLE: Step[] = [
-  send(5, 2), leave(), send(2), { t: 'purge' }, chunk(2), chunk(2, true), { t: 'rejoin' }, chunk(3), { t: 'purge' },
-  { t: 'rejoin' }, send(4), leave(), { t: 'purge' }, chunk(1), leave(), chunk(3), chunk(1),
-  { t: 'rejoin' }, send(3, 0), leave(), { t: 'purge' }, chunk(3),
+  send(5, 2),
+  leave(),
+  send(2),
+  { t: 'purge' },
+  chunk(2),
+  chunk(2, true),
+  { t: 'rejoin' },
+  chunk(3),
+  { t: 'purge' },
+  { t: 'rejoin' },
+  send(4),
+  leave(),
+  { t: 'purge' },
+  chunk(1),
+  leave(),
+  chunk(3),
+  chunk(1),
+  { t: 'rejoin' },
+  send(3, 0),
+  leave(),
+  { t: 'purge' },
+  chunk(3),
 ];
 /**
  * Always run too: a purge bounded by a leave the clock later steps back from, then a rejoin, the
  * membership row erased (refused while LEFT) and signals whose only fence is the leave history.
  */
 const CLOCK_STEPPED_BACK: Step[] = [
-  send(2), leave(true), { t: 'erase' }, { t: 'purge' }, chunk(4), { t: 'rejoin' }, { t: 'erase' }, send(3, 1), { t: 'erase' }, send(1),
+  send(2),
+  leave(true),
+  { t: 'erase' },
+  { t: 'purge' },
+  chunk(4),
+  { t: 'rejoin' },
+  { t: 'erase' },
+  send(3, 1),
+  { t: 'erase' },
+  send(1),
 ];
 
 let app: App;
@@ -138,7 +169,10 @@ async function step(model: Model, s: Step): Promise<void> {
       expect(rows[0].created).toBe(model.pending === null);
       if (model.pending === null) {
         // Ordered by the bigint column: a text output column named id would put '100' before '98'.
-        const { rows: order } = await db.query(`SELECT id::text AS signal_id FROM signal WHERE user_id = $1 AND forwarded ORDER BY at_ns, id`, [user]);
+        const { rows: order } = await db.query(
+          `SELECT id::text AS signal_id FROM signal WHERE user_id = $1 AND forwarded ORDER BY at_ns, id`,
+          [user],
+        );
         const pending = order.map((row) => row.signal_id as string).filter((id) => !model.purged.has(id));
         model.pending = pending.length > 0 ? pending : null;
       }
@@ -201,7 +235,9 @@ describe('purge watermark, model-based', () => {
       [user, [String(boundary), String(boundary - 1n)]],
     );
     const visible = async () =>
-      (await db.query(`SELECT at_ns::text FROM contribution WHERE user_id = $1 ORDER BY at_ns`, [user])).rows.map((row) => BigInt(row.at_ns));
+      (await db.query(`SELECT at_ns::text FROM contribution WHERE user_id = $1 ORDER BY at_ns`, [user])).rows.map((row) =>
+        BigInt(row.at_ns),
+      );
     const purgeAll = async () => {
       await db.query(`SELECT request_community_purge($1)`, [user]);
       while ((await db.query(`SELECT * FROM run_community_purge_chunk(1)`)).rows[0].purge_id !== null);
@@ -228,7 +264,8 @@ describe('migration 0015', () => {
     const migrator = new Migrator({ db: kysely, provider: { getMigrations: async () => migrations } });
     const client = await sqlClient(url);
     const contributions = async () =>
-      (await client.query(`SELECT user_id::text, signal_id::text, coalesce(cohort_id, '') AS target FROM contribution ORDER BY 1, 2, 3`)).rows;
+      (await client.query(`SELECT user_id::text, signal_id::text, coalesce(cohort_id, '') AS target FROM contribution ORDER BY 1, 2, 3`))
+        .rows;
     try {
       expect((await migrator.migrateTo(BEFORE_WATERMARK)).error).toBeUndefined();
       // Under the old chunk: user 1001 purged to the end, user 1002 one chunk (2 of 5 signals) into a purge.
@@ -255,8 +292,13 @@ describe('migration 0015', () => {
         await client.query(`SELECT request_community_purge($1)`, [user]);
         await client.query(`SELECT * FROM run_community_purge_chunk(${user === '1001' ? 10 : 2})`);
       }
-      const { rows: marked } = await client.query(`SELECT user_id::text, count(*)::int AS n FROM signal WHERE purge_id IS NOT NULL GROUP BY 1 ORDER BY 1`);
-      expect(marked).toEqual([{ user_id: '1001', n: 5 }, { user_id: '1002', n: 2 }]);
+      const { rows: marked } = await client.query(
+        `SELECT user_id::text, count(*)::int AS n FROM signal WHERE purge_id IS NOT NULL GROUP BY 1 ORDER BY 1`,
+      );
+      expect(marked).toEqual([
+        { user_id: '1001', n: 5 },
+        { user_id: '1002', n: 2 },
+      ]);
       const before = await contributions();
       expect(before).toHaveLength(6);
 
@@ -265,7 +307,10 @@ describe('migration 0015', () => {
       const { rows: cursors } = await client.query(
         `SELECT status, cursor_at_ns = boundary_ns - 1 AND cursor_signal_id = 9223372036854775807 AS at_boundary FROM community_purge ORDER BY user_id`,
       );
-      expect(cursors).toEqual([{ status: 'FINISHED', at_boundary: true }, { status: 'RUNNING', at_boundary: false }]);
+      expect(cursors).toEqual([
+        { status: 'FINISHED', at_boundary: true },
+        { status: 'RUNNING', at_boundary: false },
+      ]);
       expect(await aggregateMismatches(client)).toEqual([]);
       // The running purge goes on under the new chunk and ends exact.
       while ((await client.query(`SELECT * FROM run_community_purge_chunk(2)`)).rows[0].purge_id !== null);
@@ -273,8 +318,13 @@ describe('migration 0015', () => {
       expect(await aggregateMismatches(client)).toEqual([]);
 
       expect((await migrator.migrateTo(BEFORE_WATERMARK)).error).toBeUndefined();
-      const { rows: remarked } = await client.query(`SELECT user_id::text, count(*)::int AS n FROM signal WHERE purge_id IS NOT NULL GROUP BY 1 ORDER BY 1`);
-      expect(remarked).toEqual([{ user_id: '1001', n: 5 }, { user_id: '1002', n: 5 }]);
+      const { rows: remarked } = await client.query(
+        `SELECT user_id::text, count(*)::int AS n FROM signal WHERE purge_id IS NOT NULL GROUP BY 1 ORDER BY 1`,
+      );
+      expect(remarked).toEqual([
+        { user_id: '1001', n: 5 },
+        { user_id: '1002', n: 5 },
+      ]);
       expect((await migrator.migrateToLatest()).error).toBeUndefined();
     } finally {
       await client.end();

@@ -129,7 +129,11 @@ describe('purgeCommunityContributions', () => {
       expect(receipt.purgeId).toBe(requested.data!.purgeCommunityContributions.purgeId);
       expect(receipt.removedSoFar).toBe(900);
       expect(receipt.chunks).toBe(Math.ceil(300 / 7));
-      expect(receipt.targets.map((t) => [t.target, t.entries])).toEqual([['community', 300], ['north', 300], ['south', 300]]);
+      expect(receipt.targets.map((t) => [t.target, t.entries])).toEqual([
+        ['community', 300],
+        ['north', 300],
+        ['south', 300],
+      ]);
       const weight = Array.from({ length: 300 }, (_, i) => (i % 7) + 1).reduce((a, b) => a + b, 0);
       expect(receipt.targets[0]!.weight).toBe(weight);
       expect(receipt.weightRemoved).toBe(3 * weight);
@@ -197,7 +201,10 @@ describe('purgeCommunityContributions', () => {
       expect(second.fromNs).toBe(first.boundaryNs);
       expect(BigInt(second.boundaryNs)).toBeGreaterThan(BigInt(first.boundaryNs));
       expect(second.removedSoFar).toBe(16);
-      expect(second.targets.map((t) => [t.target, t.entries])).toEqual([['community', 8], ['east', 8]]);
+      expect(second.targets.map((t) => [t.target, t.entries])).toEqual([
+        ['community', 8],
+        ['east', 8],
+      ]);
       expect(await leftovers(cluster.db, '331', second.boundaryNs)).toEqual({ ledger: 0, signals: 28 });
       expect((await receipts(app, '331')).map((r) => r.removedSoFar)).toEqual([16, 0, 60]);
       await expectExact(app, cluster.db);
@@ -226,7 +233,9 @@ describe('purgeCommunityContributions', () => {
       resumer = await startApp(databaseUrl, { PURGE_POLL_MS: '50' });
       const receipt = await finished(resumer, '341');
       expect(receipt.removedSoFar).toBe(12);
-      expect((await gql(resumer, `mutation { rejoinCommunityLayer(userId: "341") { status } }`)).data?.rejoinCommunityLayer.status).toBe('ACTIVE');
+      expect((await gql(resumer, `mutation { rejoinCommunityLayer(userId: "341") { status } }`)).data?.rejoinCommunityLayer.status).toBe(
+        'ACTIVE',
+      );
       await expectExact(resumer, db);
     } finally {
       await db.end();
@@ -253,16 +262,18 @@ describe('purge after SIGKILL', () => {
         `SELECT at_ns, signal_id FROM cohort_contribution WHERE user_id = 351 ORDER BY at_ns, signal_id, cohort_id OFFSET 1201 LIMIT 1`,
       );
       await blocker.query('BEGIN');
-      await blocker.query(`SELECT 1 FROM cohort_contribution WHERE user_id = 351 AND at_ns = $1 AND signal_id = $2 AND cohort_id = 'south' FOR UPDATE`, [
-        keys[0].at_ns,
-        keys[0].signal_id,
-      ]);
+      await blocker.query(
+        `SELECT 1 FROM cohort_contribution WHERE user_id = 351 AND at_ns = $1 AND signal_id = $2 AND cohort_id = 'south' FOR UPDATE`,
+        [keys[0].at_ns, keys[0].signal_id],
+      );
       const requested = await purge(remote, '351');
       expect(requested.errors).toBeUndefined();
       const purgeId = requested.data!.purgeCommunityContributions.purgeId;
       let chunkBackend = 0;
       await eventually(async () => {
-        const { rows } = await db.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_community_purge_chunk%'`);
+        const { rows } = await db.query(
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_community_purge_chunk%'`,
+        );
         chunkBackend = rows[0]?.pid ?? 0;
         return chunkBackend !== 0;
       }, 30_000);
@@ -270,10 +281,15 @@ describe('purge after SIGKILL', () => {
       // PostgreSQL ends the dead client's session (here at once; by itself once TCP keepalive or
       // client_connection_check_interval notices), which rolls the chunk's transaction back.
       await db.query('SELECT pg_terminate_backend($1)', [chunkBackend]);
-      await eventually(async () => (await db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [chunkBackend])).rows.length === 0, 30_000);
+      await eventually(
+        async () => (await db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [chunkBackend])).rows.length === 0,
+        30_000,
+      );
       await blocker.query('ROLLBACK');
 
-      const { rows: killed } = await db.query(`SELECT status, removed_so_far::int AS n, chunks FROM community_purge WHERE id = $1`, [purgeId]);
+      const { rows: killed } = await db.query(`SELECT status, removed_so_far::int AS n, chunks FROM community_purge WHERE id = $1`, [
+        purgeId,
+      ]);
       expect(killed[0]).toEqual({ status: 'RUNNING', n: 30 * 60, chunks: 30 });
       // The half-done chunk left nothing: signal 601's "north" entry is back.
       const { rows: entries } = await db.query(`SELECT count(*)::int AS n FROM cohort_contribution WHERE user_id = 351`);
@@ -286,7 +302,11 @@ describe('purge after SIGKILL', () => {
       expect(receipt.removedSoFar).toBe(6000);
       // 2000 signals in chunks of 20: exactly 100 chunks committed across both processes.
       expect(receipt.chunks).toBe(100);
-      expect(receipt.targets.map((t) => [t.target, t.entries])).toEqual([['community', 2000], ['north', 2000], ['south', 2000]]);
+      expect(receipt.targets.map((t) => [t.target, t.entries])).toEqual([
+        ['community', 2000],
+        ['north', 2000],
+        ['south', 2000],
+      ]);
       expect(await leftovers(db, '351', receipt.boundaryNs)).toEqual({ ledger: 0, signals: 2000 });
       await expectExact(app, db);
       const { rows } = await db.query(`SELECT sum(signal_count)::int AS n FROM community_item_aggregate`);

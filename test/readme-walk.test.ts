@@ -22,7 +22,9 @@ beforeAll(async () => {
 });
 
 function operations(): OperationDefinitionNode[] {
-  return parse(document).definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION);
+  return parse(document).definitions.filter(
+    (definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION,
+  );
 }
 
 async function run(operationName: string): Promise<Record<string, any>> {

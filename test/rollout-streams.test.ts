@@ -62,13 +62,28 @@ afterAll(async () => {
 async function follow(client: string, userId: string): Promise<Seen> {
   const seen = new Seen();
   const authorization = `Bearer ${await token(userId)}`;
-  const sink = { next: (result: never) => seen.take(result), error: (error: unknown) => void seen.failures.push(error), complete: () => void (seen.completed = true) };
+  const sink = {
+    next: (result: never) => seen.take(result),
+    error: (error: unknown) => void seen.failures.push(error),
+    complete: () => void (seen.completed = true),
+  };
   if (client === 'graphql-sse' || client === 'graphql-sse single connection') {
-    const sse = createSseClient({ url: server.url, headers: { authorization }, singleConnection: client !== 'graphql-sse', retryAttempts: 1000, retry: pause });
+    const sse = createSseClient({
+      url: server.url,
+      headers: { authorization },
+      singleConnection: client !== 'graphql-sse',
+      retryAttempts: 1000,
+      retry: pause,
+    });
     closers.push(() => sse.dispose());
     sse.subscribe({ query: WATCH }, sink);
   } else if (client === 'graphql-ws') {
-    const ws = createWsClient({ url: server.url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, connectionParams: { authorization }, retryAttempts: 1000, retryWait: pause,
+    const ws = createWsClient({
+      url: server.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      connectionParams: { authorization },
+      retryAttempts: 1000,
+      retryWait: pause,
       // A refused connection (the instance restarting) is an error, not a close: retried only when asked.
       shouldRetry: () => true,
     });
@@ -76,12 +91,19 @@ async function follow(client: string, userId: string): Promise<Seen> {
     ws.subscribe({ query: WATCH }, sink);
   } else if (client === 'Apollo Client (multipart, RetryLink)') {
     const retry = new RetryLink({ delay: { initial: 100, max: 500 }, attempts: { max: 1000 } });
-    const apollo = new ApolloClient({ link: ApolloLink.from([retry, new HttpLink({ uri: server.url, headers: { authorization } })]), cache: new InMemoryCache() });
+    const apollo = new ApolloClient({
+      link: ApolloLink.from([retry, new HttpLink({ uri: server.url, headers: { authorization } })]),
+      cache: new InMemoryCache(),
+    });
     closers.push(() => apollo.stop());
     const subscription = apollo.subscribe<{ communityLayerStatusChanged: State }>({ query: apolloGql(WATCH) }).subscribe(sink as never);
     closers.push(() => subscription.unsubscribe());
   } else {
-    const settings = new SettingsClient({ url: server.url, token: authorization.slice('Bearer '.length), reconnectMs: { initial: 20, max: 200 } });
+    const settings = new SettingsClient({
+      url: server.url,
+      token: authorization.slice('Bearer '.length),
+      reconnectMs: { initial: 20, max: 200 },
+    });
     closers.push(
       settings.watchStatus({
         next: (state) => void seen.states.push(state as State),
@@ -102,7 +124,9 @@ describe('streams across a rollout', () => {
     const seen = await Promise.all(CLIENTS.map((client, i) => follow(client, users[i]!)));
     // Each stream starts with the current state.
     await eventually(() => seen.every((client) => client.states.length >= 1), 30_000).catch(() => {
-      throw new Error(`no first state: ${CLIENTS.filter((_, i) => seen[i]!.states.length === 0).join(', ')}; failures: ${JSON.stringify(seen.map((client) => String(client.failures)))}`);
+      throw new Error(
+        `no first state: ${CLIENTS.filter((_, i) => seen[i]!.states.length === 0).join(', ')}; failures: ${JSON.stringify(seen.map((client) => String(client.failures)))}`,
+      );
     });
     for (const [i, client] of seen.entries()) expect(client.states[0]).toMatchObject({ userId: users[i], status: 'ACTIVE', leaveCount: 0 });
 
@@ -119,7 +143,9 @@ describe('streams across a rollout', () => {
     // Each client resubscribed by itself; its first state after the restart shows the leave and the rejoin.
     const resumed = (client: Seen) => client.states.some((state) => state.leaveCount === 1);
     await eventually(() => seen.every(resumed), 60_000).catch(() => {
-      throw new Error(`not resumed: ${CLIENTS.filter((_, i) => !resumed(seen[i]!)).join(', ')}; failures: ${JSON.stringify(seen.map((client) => client.failures.map(String)))} ${JSON.stringify(seen.map((client) => client.failures))}`);
+      throw new Error(
+        `not resumed: ${CLIENTS.filter((_, i) => !resumed(seen[i]!)).join(', ')}; failures: ${JSON.stringify(seen.map((client) => client.failures.map(String)))} ${JSON.stringify(seen.map((client) => client.failures))}`,
+      );
     });
     for (const client of seen) {
       expect(client.states.at(-1)).toMatchObject({ status: 'ACTIVE', leaveCount: 1, history: [{ rejoinedAtNs: expect.any(String) }] });

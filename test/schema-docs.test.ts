@@ -52,11 +52,16 @@ describe('the schema, for typed clients', () => {
 
   it('counts are 64-bit safe: every count field has an exact UInt64 twin, and sums an exact Decimal', () => {
     const types = schema.getTypeMap();
-    const field = (type: string, name: string) => (types[type] as { getFields(): Record<string, { type: unknown; deprecationReason?: string | null }> }).getFields()[name]!;
+    const field = (type: string, name: string) =>
+      (types[type] as { getFields(): Record<string, { type: unknown; deprecationReason?: string | null }> }).getFields()[name]!;
     expect(String(getNamedType(field('ItemAggregate', 'signalTotal').type as never))).toBe('UInt64');
     expect(String(getNamedType(field('ItemAggregate', 'weightTotal').type as never))).toBe('Decimal');
     expect(String(getNamedType(field('LeaveEpisode', 'gatedSignalTotal').type as never))).toBe('UInt64');
-    for (const [type, name] of [['ItemAggregate', 'signalCount'], ['ItemAggregate', 'weightSum'], ['LeaveEpisode', 'gatedSignals']] as const) {
+    for (const [type, name] of [
+      ['ItemAggregate', 'signalCount'],
+      ['ItemAggregate', 'weightSum'],
+      ['LeaveEpisode', 'gatedSignals'],
+    ] as const) {
       expect(field(type, name).deprecationReason).toBeTruthy();
     }
   });

@@ -43,7 +43,9 @@ describe('an instance starts only on its own schema', () => {
   it('on an unmigrated database with MIGRATE_ON_START=false it refuses, naming the versions, and touches nothing; with true it migrates', async () => {
     const url = await emptyDatabase();
     await expect(startApp(url, { MIGRATE_ON_START: 'false' })).rejects.toThrow(
-      new RegExp(`schema is behind this build: it is at none, this build needs ${LATEST} \\(pending: ${KNOWN_MIGRATIONS[0]}, .*${LATEST}\\)\\. Run the migrate step first`),
+      new RegExp(
+        `schema is behind this build: it is at none, this build needs ${LATEST} \\(pending: ${KNOWN_MIGRATIONS[0]}, .*${LATEST}\\)\\. Run the migrate step first`,
+      ),
     );
     expect(await migrationTable(url)).toBeNull();
 

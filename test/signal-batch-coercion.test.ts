@@ -20,7 +20,8 @@ const SEND = `mutation Send($i: [SignalInput!]!, $invalid: InvalidSignals) {
 }`;
 const VALIDATE = 'mutation Check($i: [SignalInput!]!) { validateSignals(inputs: $i) { index argument code message } }';
 
-const twelve = (user: string) => Array.from({ length: 12 }, (_, i): Record<string, unknown> => ({ userId: user, itemId: `item-${i}`, kind: 'VIEW', eventId: `c-${i}` }));
+const twelve = (user: string) =>
+  Array.from({ length: 12 }, (_, i): Record<string, unknown> => ({ userId: user, itemId: `item-${i}`, kind: 'VIEW', eventId: `c-${i}` }));
 const stored = async (user: string) => Number((await db.query('SELECT count(*) AS n FROM signal WHERE user_id = $1', [user])).rows[0].n);
 
 /** Each coercion failure at its own index, and the argument it is reported at. */
@@ -49,7 +50,13 @@ describe('coercion failures are items of their own', () => {
     expect(result.errors).toBeUndefined();
     const { items, storedCount, invalidCount } = result.data!.sendSignals;
     expect([items.length, storedCount, invalidCount]).toEqual([12, 11, 1]);
-    expect(items[4]).toEqual({ __typename: 'InvalidSignal', index: 4, argument: 'inputs[4].occurredAt', code: 'BAD_USER_INPUT', message: expect.stringContaining('2023-02-29') });
+    expect(items[4]).toEqual({
+      __typename: 'InvalidSignal',
+      index: 4,
+      argument: 'inputs[4].occurredAt',
+      code: 'BAD_USER_INPUT',
+      message: expect.stringContaining('2023-02-29'),
+    });
     expect(items.filter((item: { __typename: string }) => item.__typename === 'SignalResult')).toHaveLength(11);
     expect(await stored('501')).toBe(11);
   });
@@ -59,7 +66,9 @@ describe('coercion failures are items of their own', () => {
     inputs[0]!.itemId = 'bad\u0007id';
     const result = await gql(app, SEND, { i: inputs, invalid: 'SKIP' });
     expect(result.errors).toBeUndefined();
-    const invalid = result.data!.sendSignals.items.filter((item: { __typename: string }) => item.__typename === 'InvalidSignal').map(({ __typename, ...item }: Record<string, unknown>) => item);
+    const invalid = result
+      .data!.sendSignals.items.filter((item: { __typename: string }) => item.__typename === 'InvalidSignal')
+      .map(({ __typename, ...item }: Record<string, unknown>) => item);
     expect(invalid).toEqual([{ index: 0, argument: 'inputs[0].itemId', code: 'BAD_USER_INPUT', message: expect.any(String) }, ...expected]);
     expect(await stored('502')).toBe(6);
   });
@@ -92,7 +101,8 @@ describe('coercion failures are items of their own', () => {
   it('a variable also used where items are not reported one by one is coerced as a whole', async () => {
     const inputs = twelve('506');
     inputs[4]!.occurredAt = '2023-02-29T00:00:00Z';
-    const both = 'mutation Both($i: [SignalInput!]!) { a: sendSignals(inputs: $i, invalid: SKIP) { storedCount } b: signals(inputs: $i) { forwarded } }';
+    const both =
+      'mutation Both($i: [SignalInput!]!) { a: sendSignals(inputs: $i, invalid: SKIP) { storedCount } b: signals(inputs: $i) { forwarded } }';
     const result = await gql(app, both, { i: inputs });
     expect(result.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'inputs[4].occurredAt' });
     expect(await stored('506')).toBe(0);

@@ -20,7 +20,12 @@ async function counted(): Promise<Record<string, number>> {
 }
 
 function batch(user: string, size: number, bad: number[]) {
-  return Array.from({ length: size }, (_, i) => ({ userId: user, itemId: bad.includes(i) ? `bad\u0007${i}` : `item-${i}`, kind: 'VIEW', eventId: `e-${i}` }));
+  return Array.from({ length: size }, (_, i) => ({
+    userId: user,
+    itemId: bad.includes(i) ? `bad\u0007${i}` : `item-${i}`,
+    kind: 'VIEW',
+    eventId: `e-${i}`,
+  }));
 }
 
 async function stored(user: string): Promise<number> {
@@ -35,7 +40,13 @@ describe('partial accept: sendSignals(inputs, invalid: SKIP)', () => {
     const { items, storedCount, invalidCount } = result.data!.sendSignals;
     expect([items.length, storedCount, invalidCount]).toEqual([1000, 997, 3]);
     expect(items.filter((item: any) => item.__typename === 'InvalidSignal')).toEqual(
-      [3, 500, 999].map((index) => ({ __typename: 'InvalidSignal', index, argument: `inputs[${index}].itemId`, code: 'BAD_USER_INPUT', message: expect.stringContaining(`inputs[${index}].itemId`) })),
+      [3, 500, 999].map((index) => ({
+        __typename: 'InvalidSignal',
+        index,
+        argument: `inputs[${index}].itemId`,
+        code: 'BAD_USER_INPUT',
+        message: expect.stringContaining(`inputs[${index}].itemId`),
+      })),
     );
     expect(items[4]).toMatchObject({ __typename: 'SignalResult', duplicate: false });
     expect(await stored('301')).toBe(997);
@@ -59,7 +70,9 @@ describe('partial accept: sendSignals(inputs, invalid: SKIP)', () => {
   });
 
   it('validateSignals checks a batch without storing it', async () => {
-    const result = await gql(app, 'mutation Check($i: [SignalInput!]!) { validateSignals(inputs: $i) { index argument } }', { i: batch('303', 10, [7]) });
+    const result = await gql(app, 'mutation Check($i: [SignalInput!]!) { validateSignals(inputs: $i) { index argument } }', {
+      i: batch('303', 10, [7]),
+    });
     expect(result.data!.validateSignals).toEqual([{ index: 7, argument: 'inputs[7].itemId' }]);
     expect(await stored('303')).toBe(0);
   });

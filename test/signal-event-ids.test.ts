@@ -182,7 +182,17 @@ describe('signals with event ids', () => {
       signal('e1', 'batch', []),
       signal('e2', 'batch', ['c2'], '306'), // event ids are per user
     ]);
-    const [e1, e2, e2again, none1, none2, e3, e2third, e1again, otherUser] = outcomes as [Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome, Outcome];
+    const [e1, e2, e2again, none1, none2, e3, e2third, e1again, otherUser] = outcomes as [
+      Outcome,
+      Outcome,
+      Outcome,
+      Outcome,
+      Outcome,
+      Outcome,
+      Outcome,
+      Outcome,
+      Outcome,
+    ];
     expect(e1).toEqual({ ...earlier, duplicate: true });
     expect(e1again).toEqual(e1);
     expect(e2).toMatchObject({ forwarded: true, cohortsAttributed: 2, duplicate: false });
@@ -192,7 +202,9 @@ describe('signals with event ids', () => {
     const distinct = new Set([earlier, e2, none1, none2, e3, otherUser].map((outcome) => outcome.signalId));
     expect(distinct.size).toBe(6);
 
-    expect((await storedRows(db, '305')).map((row) => row.id).sort()).toEqual([earlier, e2, none1, none2, e3].map((outcome) => outcome.signalId).sort());
+    expect((await storedRows(db, '305')).map((row) => row.id).sort()).toEqual(
+      [earlier, e2, none1, none2, e3].map((outcome) => outcome.signalId).sort(),
+    );
     expect(await aggregates(a, 'batch')).toEqual({
       community: { signalCount: 6, weightSum: 6 },
       c1: { signalCount: 2, weightSum: 2 },

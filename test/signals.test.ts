@@ -21,7 +21,14 @@ const CONTRIBUTIONS = `query ($userId: UInt64!, $first: Int, $after: String) {
 
 let app: App;
 let db: pg.Client;
-useCluster([{}], (cluster) => ({ db, apps: [app] } = cluster as Cluster & { apps: [App] }));
+useCluster(
+  [{}],
+  (cluster) =>
+    ({
+      db,
+      apps: [app],
+    } = cluster as Cluster & { apps: [App] }),
+);
 
 async function send(input: Record<string, unknown>) {
   const response = await gql(app, SIGNAL, { input });
@@ -38,7 +45,12 @@ async function writtenRows(): Promise<string> {
 describe('signal', () => {
   it('an ACTIVE user reaches the community and every distinct cohort, with ledger entries on the database clock', async () => {
     const { rows: clock } = await db.query('SELECT now_ns()::text AS ns');
-    const result = await send({ userId: '100', itemId: 'item-a', kind: 'LIKE', context: { cohortIds: ['c1', 'c2', 'c1'], surface: 'feed' } });
+    const result = await send({
+      userId: '100',
+      itemId: 'item-a',
+      kind: 'LIKE',
+      context: { cohortIds: ['c1', 'c2', 'c1'], surface: 'feed' },
+    });
     expect(result).toMatchObject({ status: 'ACTIVE', forwarded: true, cohortsAttributed: 2 });
 
     expect((await gql(app, COMMUNITY, { itemId: 'item-a' })).data!.communityItemAggregate).toEqual({
@@ -103,7 +115,12 @@ describe('signal', () => {
 
   it('signals: a batch goes through the same gate per signal in one call', async () => {
     await gql(app, LEAVE, { userId: '104' });
-    const inputs = ['104', '105', '104', '105'].map((userId, i) => ({ userId, itemId: `b-${i}`, kind: 'VIEW', context: { cohortIds: ['c9'] } }));
+    const inputs = ['104', '105', '104', '105'].map((userId, i) => ({
+      userId,
+      itemId: `b-${i}`,
+      kind: 'VIEW',
+      context: { cohortIds: ['c9'] },
+    }));
     const { data, errors } = await gql(app, SIGNALS, { inputs });
     expect(errors).toBeUndefined();
     expect(data!.signals.map((r: any) => [r.status, r.forwarded, r.cohortsAttributed])).toEqual([

@@ -89,7 +89,10 @@ describe('the bulk door per client', () => {
     const greedy = await token('3', 'signals:write');
     const held = [trickle(door.app.url, { bearer: greedy }), trickle(door.app.url, { bearer: greedy })];
     door.open.push(...held);
-    await eventually(async () => (await metric(door.app, 'community_bulk_requests_in_progress')) + (await metric(door.app, 'community_bulk_requests_waiting')) === 2);
+    await eventually(
+      async () =>
+        (await metric(door.app, 'community_bulk_requests_in_progress')) + (await metric(door.app, 'community_bulk_requests_waiting')) === 2,
+    );
     const third = trickle(door.app.url, { bearer: greedy });
     door.open.push(third);
     const refused = await third.response;

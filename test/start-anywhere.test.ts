@@ -28,7 +28,11 @@ async function graphql(url: string, query: string, variables: Record<string, unk
  */
 function npmStart(app: string, extra: Record<string, string> = {}): Promise<ServerProcess> {
   const env = newcomerEnvironment({ NODE_ENV: 'development', AUTH_JWT_SECRET: TEST_SECRET, ...extra });
-  return spawnServerProcess({ command: { file: 'npm', args: ['start', '--ignore-scripts'], cwd: app, env }, detached: true, environment: {} });
+  return spawnServerProcess({
+    command: { file: 'npm', args: ['start', '--ignore-scripts'], cwd: app, env },
+    detached: true,
+    environment: {},
+  });
 }
 
 /** Embedded PostgreSQL's first start (initdb) on a loaded machine may take a while. */
@@ -94,10 +98,15 @@ describe('the README commands, from a checkout in a root-only folder', () => {
       }
 
       // A second start on the same data folder fails: one paragraph on stderr, exit code 1.
-      const second = new Command(process.execPath, ['dist/src/main.js'], { cwd: app, env: newcomerEnvironment({ PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' }) });
+      const second = new Command(process.execPath, ['dist/src/main.js'], {
+        cwd: app,
+        env: newcomerEnvironment({ PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' }),
+      });
       expect(await second.exit).toBe(1);
       const report = second.text.trim();
-      expect(report).toMatch(/^Embedded PostgreSQL: PostgreSQL did not start on the data folder .*postmaster\.pid.*Another PostgreSQL is probably running/);
+      expect(report).toMatch(
+        /^Embedded PostgreSQL: PostgreSQL did not start on the data folder .*postmaster\.pid.*Another PostgreSQL is probably running/,
+      );
       expect(report).not.toContain('\n');
 
       server.interrupt();

@@ -47,7 +47,10 @@ async function post(bearer: string, query: string, variables?: Record<string, un
     headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
     body: JSON.stringify({ query, variables }),
   });
-  return { status: response.status, ...((await response.json()) as { data?: Record<string, any>; errors?: { extensions?: Record<string, any> }[] }) };
+  return {
+    status: response.status,
+    ...((await response.json()) as { data?: Record<string, any>; errors?: { extensions?: Record<string, any> }[] }),
+  };
 }
 
 describe('a subscription pays for what it delivers', () => {
@@ -122,7 +125,11 @@ describe('what an operation that ran reports it cost', () => {
     const user = await token('9', 'community:admin');
     const query = '{ communityContributions(userId: "90600", first: 10) { edges { node { signalId } } } }';
     for (const accept of ['application/graphql-response+json', 'text/event-stream']) {
-      const response = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${user}` }, body: JSON.stringify({ query }) });
+      const response = await fetch(app.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept, authorization: `Bearer ${user}` },
+        body: JSON.stringify({ query }),
+      });
       const text = await response.text();
       const body = JSON.parse(accept === 'text/event-stream' ? /^data: (.*)$/m.exec(text)![1]! : text);
       expect(body.data.communityContributions.edges).toEqual([]);

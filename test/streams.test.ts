@@ -33,7 +33,9 @@ async function withCluster(run: () => Promise<void>): Promise<void> {
 
 async function sendAndLeave(userId: string, count: number): Promise<void> {
   const inputs = Array.from({ length: count }, (_, i) => ({ userId, itemId: `stream-${i % 3}`, kind: 'LIKE' }));
-  expect((await gql(a, `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs })).errors).toBeUndefined();
+  expect(
+    (await gql(a, `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs })).errors,
+  ).toBeUndefined();
   expect((await gql(a, `mutation { leaveCommunityLayer(userId: "${userId}") { status } }`)).errors).toBeUndefined();
 }
 
@@ -107,7 +109,10 @@ describe('communityPurgeProgress', () => {
 
       // The purge moves in many changes, announced to b by its worker and by NOTIFY: b reads nothing for them.
       await requestPurge('720');
-      await eventually(async () => (await cluster.db.query(`SELECT status FROM community_purge WHERE user_id = 720`)).rows[0]?.status === 'FINISHED', 30_000);
+      await eventually(
+        async () => (await cluster.db.query(`SELECT status FROM community_purge WHERE user_id = 720`)).rows[0]?.status === 'FINISHED',
+        30_000,
+      );
       const { rows } = await cluster.db.query(`SELECT chunks FROM community_purge WHERE user_id = 720`);
       expect(rows[0].chunks).toBeGreaterThan(2);
       // A later stream still works, and a change read for it is what made b read again.

@@ -12,7 +12,14 @@ const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId
 
 let app: App;
 let db: pg.Client;
-useCluster([{}], (cluster) => ({ db, apps: [app] } = cluster as Cluster & { apps: [App] }));
+useCluster(
+  [{}],
+  (cluster) =>
+    ({
+      db,
+      apps: [app],
+    } = cluster as Cluster & { apps: [App] }),
+);
 
 const valid = { userId: '300', itemId: 'strict-item', kind: 'VIEW' };
 
@@ -277,11 +284,14 @@ describe('UInt64: decimal strings only', () => {
     expect(await written()).toBe(before);
   });
 
-  it.each(['0', '9007199254740993', '18446744073709551615'])('"%s" is accepted as a variable and as a literal, unchanged', async (userId) => {
-    const variable = await gql(app, LEAVE, { userId });
-    expect(variable.errors).toBeUndefined();
-    expect(variable.data!.leaveCommunityLayer.userId).toBe(userId);
-    const literal = await gql(app, `{ communityLayerStatus(userId: "${userId}") { userId status } }`);
-    expect(literal.data!.communityLayerStatus).toEqual({ userId, status: 'LEFT' });
-  });
+  it.each(['0', '9007199254740993', '18446744073709551615'])(
+    '"%s" is accepted as a variable and as a literal, unchanged',
+    async (userId) => {
+      const variable = await gql(app, LEAVE, { userId });
+      expect(variable.errors).toBeUndefined();
+      expect(variable.data!.leaveCommunityLayer.userId).toBe(userId);
+      const literal = await gql(app, `{ communityLayerStatus(userId: "${userId}") { userId status } }`);
+      expect(literal.data!.communityLayerStatus).toEqual({ userId, status: 'LEFT' });
+    },
+  );
 });

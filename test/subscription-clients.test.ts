@@ -14,7 +14,10 @@ useCluster([{}], (started) => {
 });
 
 const WATCH = 'subscription Watch($u: UInt64) { communityLayerStatusChanged(userId: $u) { userId status leftAtNs } }';
-type Change = { data?: { communityLayerStatusChanged: { userId: string; status: string; leftAtNs: string | null } } | null; errors?: readonly { message: string; extensions?: Record<string, unknown> }[] };
+type Change = {
+  data?: { communityLayerStatusChanged: { userId: string; status: string; leftAtNs: string | null } } | null;
+  errors?: readonly { message: string; extensions?: Record<string, unknown> }[];
+};
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -100,7 +103,9 @@ describe('graphql-ws over WebSocket on the same port and path', () => {
   });
 
   it('without a token, or with a bad one, operations are UNAUTHENTICATED', async () => {
-    const anonymous = await wsClient(app, undefined).iterate({ query: WATCH, variables: { u: '814' } }).next();
+    const anonymous = await wsClient(app, undefined)
+      .iterate({ query: WATCH, variables: { u: '814' } })
+      .next();
     expect((anonymous.value as Change).errors?.[0]?.extensions?.['code']).toBe('UNAUTHENTICATED');
     const forged = await wsClient(app, { authorization: 'Bearer not.a.token' }).iterate({ query: WATCH }).next();
     expect((forged.value as Change).errors?.[0]).toMatchObject({ extensions: { code: 'UNAUTHENTICATED' } });
@@ -120,21 +125,30 @@ describe('graphql-ws over WebSocket on the same port and path', () => {
   it('applies the same limits as HTTP (aliases, cost) and reports them without Yoga internals', async () => {
     const client = wsClient(app, { authorization: `Bearer ${await token('1', 'community:admin')}` });
     const aliases = `{ ${Array.from({ length: 31 }, (_, i) => `a${i}: __typename`).join(' ')} }`;
-    const tooMany = await client.iterate({ query: aliases }).next().catch((errors: unknown) => ({ value: { errors } }));
+    const tooMany = await client
+      .iterate({ query: aliases })
+      .next()
+      .catch((errors: unknown) => ({ value: { errors } }));
     expect(JSON.stringify(tooMany.value)).toContain('TOO_MANY_ALIASES');
     expect(JSON.stringify(tooMany.value)).not.toContain('"http"');
     const page = (alias: string) => `${alias}: communityContributions(userId: "1", first: $n) { edges { node { signalId } } }`;
-    const costly = await client.iterate({ query: `query ($n: Int) { ${['a', 'b', 'c', 'd', 'e', 'f'].map(page).join(' ')} }`, variables: { n: 500 } }).next();
+    const costly = await client
+      .iterate({ query: `query ($n: Int) { ${['a', 'b', 'c', 'd', 'e', 'f'].map(page).join(' ')} }`, variables: { n: 500 } })
+      .next();
     expect((costly.value as Change).errors?.[0]?.extensions?.['code']).toBe('QUERY_TOO_COMPLEX');
     expect(JSON.stringify(costly.value)).not.toContain('"http"');
   });
 
   it('refuses browser pages from other origins, and other paths', async () => {
     const foreign = new WebSocket(wsUrl(app), 'graphql-transport-ws', { origin: 'https://evil.example' });
-    const refused = await new Promise<number>((resolve) => foreign.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    const refused = await new Promise<number>((resolve) =>
+      foreign.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(refused).toBe(403);
     const elsewhere = new WebSocket(wsUrl(app).replace('/graphql', '/other'), 'graphql-transport-ws');
-    const missing = await new Promise<number>((resolve) => elsewhere.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)));
+    const missing = await new Promise<number>((resolve) =>
+      elsewhere.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)),
+    );
     expect(missing).toBe(404);
   });
 

@@ -10,7 +10,15 @@ let databaseUrl: string;
 let a: App;
 let b: App;
 let db: pg.Client;
-useCluster([{}, {}], (cluster) => ({ databaseUrl, db, apps: [a, b] } = cluster as Cluster & { apps: [App, App] }));
+useCluster(
+  [{}, {}],
+  (cluster) =>
+    ({
+      databaseUrl,
+      db,
+      apps: [a, b],
+    } = cluster as Cluster & { apps: [App, App] }),
+);
 
 describe('communityLayerStatusChanged', () => {
   it('emits the current state, then changes made on another instance and by SQL', async () => {
@@ -101,7 +109,10 @@ async function metric(app: App, name: string, labels: Record<string, string> = {
 
 describe('subscription caps', () => {
   it('refuses a ninth stream watching one user with 429 TOO_MANY_SUBSCRIPTIONS, and admits again once one closes', async () => {
-    const eight = await openStreams(b, Array.from({ length: 8 }, () => '610'));
+    const eight = await openStreams(
+      b,
+      Array.from({ length: 8 }, () => '610'),
+    );
     const refusedBefore = await metric(b, 'community_subscriptions_refused_total', { limit: 'perUser' });
     await expectRefused(await subscribe(b, WATCH, {}, await token('610')), 429, 'perUser');
     // The cap is per watched user, whoever asks: an admin is refused too, another user is not.
@@ -140,7 +151,11 @@ describe('subscription reads', () => {
     const c = await startApp(databaseUrl, { CACHE_RESYNC_MS: '3600000' });
     try {
       const query = `subscription { communityLayerStatusChanged { status leaveCount history { leftAtNs } newest: history(last: 1) { leftAtNs } } }`;
-      const streams = await openStreams(c, Array.from({ length: 8 }, () => '630'), query);
+      const streams = await openStreams(
+        c,
+        Array.from({ length: 8 }, () => '630'),
+        query,
+      );
       const before = await metric(c, POOL_ACQUIRES);
       const left = (await gql(a, `mutation { leaveCommunityLayer(userId: "630") { leftAtNs } }`)).data!.leaveCommunityLayer;
       for (const stream of streams) {

@@ -99,7 +99,7 @@ async function operations(app: App, valid: Record<string, unknown>) {
         }
         if (isEnumType(type)) return type.getValues()[0]!.name;
         if (type.name in VALID_OTHER) return VALID_OTHER[type.name];
-        if (type.name in VALID_TEXT) return texts.push(path), VALID_TEXT[type.name];
+        if (type.name in VALID_TEXT) return (texts.push(path), VALID_TEXT[type.name]);
         unbuildable.push(`${at}: no valid value for ${type.name}`);
         return null;
       };
@@ -198,11 +198,18 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
     expect(found.unbuildable).toEqual([]);
     const covered = found.operations.flatMap(({ field, texts }) => texts.map((path) => `${field}.${argumentOf(path)}`));
     // What the issue found failing is among what introspection found (not the list the test uses).
-    expect(covered).toEqual(expect.arrayContaining([
-      'registerDownstreamProcessor.name', 'registerDownstreamProcessor.subject', 'disableWebhookEndpoint.reason',
-      'acknowledgeCommunityPurge.reason', 'registerWebhookEndpoint.url', 'signal.input.context.surface',
-      'communityMembershipChanges.after', 'communityContributions.after',
-    ]));
+    expect(covered).toEqual(
+      expect.arrayContaining([
+        'registerDownstreamProcessor.name',
+        'registerDownstreamProcessor.subject',
+        'disableWebhookEndpoint.reason',
+        'acknowledgeCommunityPurge.reason',
+        'registerWebhookEndpoint.url',
+        'signal.input.context.surface',
+        'communityMembershipChanges.after',
+        'communityContributions.after',
+      ]),
+    );
     const failures: string[] = [];
     for (const operation of found.operations) {
       for (const caller of CALLERS) {
@@ -263,8 +270,9 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
 
   it('a variable nested deeper than any call stack is refused as input, not a crash', async () => {
     const depth = 200_000;
-    const body = `{"query":"mutation ($r: String!) { disableWebhookEndpoint(id: \\"1\\", reason: $r) { __typename } }",`
-      + `"variables":{"r":${'['.repeat(depth)}"x\\u0000"${']'.repeat(depth)}}}`;
+    const body =
+      `{"query":"mutation ($r: String!) { disableWebhookEndpoint(id: \\"1\\", reason: $r) { __typename } }",` +
+      `"variables":{"r":${'['.repeat(depth)}"x\\u0000"${']'.repeat(depth)}}}`;
     const response = await fetch(app.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${await token('1', SCOPES)}` },
@@ -278,9 +286,7 @@ describe('NUL and lone surrogates in any text input: BAD_USER_INPUT naming the p
     const register = 'mutation { registerDownstreamProcessor(name: "a\\u0000b", subject: "s") { __typename } }';
     const literal = await gql(app, register);
     expect(literal.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'name' });
-    expect(literal.errors?.[0]?.message).toBe(
-      'Invalid value for argument "name": text must not contain U+0000 (NUL), found at index 1',
-    );
+    expect(literal.errors?.[0]?.message).toBe('Invalid value for argument "name": text must not contain U+0000 (NUL), found at index 1');
     const disable = 'mutation ($r: String = "x\\u0000") { disableWebhookEndpoint(id: "1", reason: $r) { __typename } }';
     const byDefault = await gql(app, disable);
     expect(byDefault.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'reason' });

@@ -40,7 +40,13 @@ describe('the token tool', () => {
   });
 
   it('refuses a service named like a user id, and a service token without scopes', async () => {
-    expect(await token('--service', '42', '--scope', 'signals:write')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^--service must name a client/) });
-    expect(await token('--service', 'billing-backend')).toMatchObject({ code: 2, stderr: expect.stringMatching(/^a service token needs --scope/) });
+    expect(await token('--service', '42', '--scope', 'signals:write')).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^--service must name a client/),
+    });
+    expect(await token('--service', 'billing-backend')).toMatchObject({
+      code: 2,
+      stderr: expect.stringMatching(/^a service token needs --scope/),
+    });
   });
 });

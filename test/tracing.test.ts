@@ -32,7 +32,11 @@ afterAll(async () => {
 
 /** One `signals` call of two signals, as a traced sender makes it: its own trace and span in `traceparent`. */
 async function sendTraced(app: App): Promise<{ traceId: string; parentSpanId: string; requestId: string; body: string; status: number }> {
-  const [traceId, parentSpanId, requestId] = [randomBytes(16).toString('hex'), randomBytes(8).toString('hex'), `req-${randomBytes(4).toString('hex')}`];
+  const [traceId, parentSpanId, requestId] = [
+    randomBytes(16).toString('hex'),
+    randomBytes(8).toString('hex'),
+    `req-${randomBytes(4).toString('hex')}`,
+  ];
   const inputs = ['1', '2'].map((userId) => ({ userId, itemId: ITEM, kind: 'VIEW' }));
   const body = JSON.stringify({ query: SEND, variables: { inputs }, operationName: 'Send' });
   const response = await fetch(app.url, {
@@ -54,14 +58,24 @@ describe('tracing (OTLP/HTTP to a real receiver)', () => {
   it('follows one signals call from the caller’s traceparent through the operation and its group commit into PostgreSQL', async () => {
     const sent = await sendTraced(traced);
     const http = await receiver.waitFor((span) => span.traceId === sent.traceId && span.parentSpanId === sent.parentSpanId);
-    expect(http).toMatchObject({ name: 'POST /graphql', kind: 2, attributes: { 'http.request.method': 'POST', 'http.response.status_code': 200 } });
+    expect(http).toMatchObject({
+      name: 'POST /graphql',
+      kind: 2,
+      attributes: { 'http.request.method': 'POST', 'http.response.status_code': 200 },
+    });
     expect(http.resource['service.name']).toBe('community-layer-test');
 
     const operation = await receiver.waitFor((span) => span.parentSpanId === http.spanId);
-    expect(operation).toMatchObject({ name: 'mutation Send', traceId: sent.traceId, attributes: { 'graphql.operation.name': 'Send', 'graphql.operation.type': 'mutation' } });
+    expect(operation).toMatchObject({
+      name: 'mutation Send',
+      traceId: sent.traceId,
+      attributes: { 'graphql.operation.name': 'Send', 'graphql.operation.type': 'mutation' },
+    });
 
     // The group commit is a trace of its own, linked to the request it carried.
-    const group = await receiver.waitFor((span) => span.name === 'signals group commit' && span.links.some((link) => link.spanId === operation.spanId));
+    const group = await receiver.waitFor(
+      (span) => span.name === 'signals group commit' && span.links.some((link) => link.spanId === operation.spanId),
+    );
     expect(group.links).toContainEqual({ traceId: sent.traceId, spanId: operation.spanId });
     expect(group.parentSpanId).toBe('');
     expect(group.attributes['signals.count']).toBeGreaterThanOrEqual(2);

@@ -39,7 +39,9 @@ describe('behind a transaction-pooling PgBouncer', () => {
    */
   async function roleLimits(lockTimeout = '60000ms'): Promise<void> {
     await setRoleLimits(directUrl);
-    await db.query(`ALTER ROLE CURRENT_USER IN DATABASE ${db.escapeIdentifier(new URL(directUrl).pathname.slice(1))} SET lock_timeout = '${lockTimeout}'`);
+    await db.query(
+      `ALTER ROLE CURRENT_USER IN DATABASE ${db.escapeIdentifier(new URL(directUrl).pathname.slice(1))} SET lock_timeout = '${lockTimeout}'`,
+    );
     const others = `FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name NOT LIKE 'community-layer listener%'`;
     await db.query(`SELECT pg_terminate_backend(pid) ${others}`);
     await eventually(async () => (await db.query(`SELECT count(*)::int AS n ${others}`)).rows[0].n === 0);
@@ -64,7 +66,9 @@ describe('behind a transaction-pooling PgBouncer', () => {
   });
 
   it('with DB_SESSION_LIMITS=server, start-up refuses a role that does not carry the configured limits', async () => {
-    await expect(startApp(pooledUrl, viaPgBouncer)).rejects.toThrow(/statement_timeout = 0 \(DB_STATEMENT_TIMEOUT_MS = 120000\).*ALTER ROLE/);
+    await expect(startApp(pooledUrl, viaPgBouncer)).rejects.toThrow(
+      /statement_timeout = 0 \(DB_STATEMENT_TIMEOUT_MS = 120000\).*ALTER ROLE/,
+    );
   });
 
   it('start-up refuses a listen URL that is a transaction pooler', async () => {
@@ -112,7 +116,12 @@ describe('behind a transaction-pooling PgBouncer', () => {
               i % 5 === 4
                 ? await gql(app, LEAVE, { userId })
                 : await gql(app, SIGNALS, {
-                    inputs: Array.from({ length: 20 }, (_, k) => ({ userId: String(100 + k), itemId: 'hot', kind: 'VIEW', context: { cohortIds: ['c'] } })),
+                    inputs: Array.from({ length: 20 }, (_, k) => ({
+                      userId: String(100 + k),
+                      itemId: 'hot',
+                      kind: 'VIEW',
+                      context: { cohortIds: ['c'] },
+                    })),
                   });
             expect(response.errors).toBeUndefined();
           }
@@ -139,12 +148,16 @@ describe('behind a transaction-pooling PgBouncer', () => {
     await Promise.all(
       Array.from({ length: clients }, async (_, client) => {
         for (let i = 0; i < 5; i++) {
-          const response = await gql(apps[client % apps.length]!, SIGNAL, { input: { userId: String(5_000 + client), itemId: 'sharded', kind: 'CLICK' } });
+          const response = await gql(apps[client % apps.length]!, SIGNAL, {
+            input: { userId: String(5_000 + client), itemId: 'sharded', kind: 'CLICK' },
+          });
           expect(response.errors).toBeUndefined();
         }
       }),
     );
-    const { rows } = await db.query(`SELECT count(*)::int AS shards, sum(signal_count)::int AS n FROM community_item_aggregate WHERE item_id = 'sharded'`);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS shards, sum(signal_count)::int AS n FROM community_item_aggregate WHERE item_id = 'sharded'`,
+    );
     // 3 instances × up to 4 group connections each, but only PGBOUNCER_POOL_SIZE server sessions (pids).
     expect(rows[0].n).toBe(clients * 5);
     expect(rows[0].shards).toBeLessThanOrEqual(PGBOUNCER_POOL_SIZE);

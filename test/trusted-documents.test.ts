@@ -25,7 +25,10 @@ afterAll(async () => {
 });
 
 const idOf = (name: string) => manifest.operations.find((operation) => operation.name === name)!.id;
-const persisted = (name: string, variables?: Record<string, unknown>) => ({ variables, extensions: { persistedQuery: { version: 1, sha256Hash: idOf(name) } } });
+const persisted = (name: string, variables?: Record<string, unknown>) => ({
+  variables,
+  extensions: { persistedQuery: { version: 1, sha256Hash: idOf(name) } },
+});
 
 async function post(app: App, body: unknown, bearer?: string) {
   const response = await fetch(app.url, {
@@ -37,14 +40,19 @@ async function post(app: App, body: unknown, bearer?: string) {
     },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: (await response.json()) as { data?: any; errors?: { message: string; extensions?: { code?: string } }[] } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { data?: any; errors?: { message: string; extensions?: { code?: string } }[] },
+  };
 }
 
 describe('trusted documents', () => {
   it('the checked-in manifest is what the clients’ operation files build (run `npm run documents`)', async () => {
     const committed = await readFile(new URL('../trusted-documents.json', import.meta.url), 'utf8');
     expect(committed).toBe(printManifest(await buildManifest(new URL('..', import.meta.url).pathname)));
-    expect(manifest.operations.map((operation) => operation.name)).toEqual(expect.arrayContaining(['SettingsLeave', 'SettingsWatch', 'ExampleSignals']));
+    expect(manifest.operations.map((operation) => operation.name)).toEqual(
+      expect.arrayContaining(['SettingsLeave', 'SettingsWatch', 'ExampleSignals']),
+    );
   });
 
   it('GRAPHQL_TRUSTED_DOCUMENTS=only in production refuses arbitrary documents, and runs trusted ones by hash', async () => {
@@ -84,7 +92,10 @@ describe('trusted documents', () => {
         );
       expect(refused).toContain('PERSISTED_QUERY_ONLY');
       const watch = client.iterate({ query: '', extensions: persisted('SettingsWatch').extensions });
-      expect(((await watch.next()).value as { data: any }).data.communityLayerStatusChanged).toMatchObject({ userId: '903', status: 'ACTIVE' });
+      expect(((await watch.next()).value as { data: any }).data.communityLayerStatusChanged).toMatchObject({
+        userId: '903',
+        status: 'ACTIVE',
+      });
       await watch.return?.();
     } finally {
       await client.dispose();
@@ -93,7 +104,16 @@ describe('trusted documents', () => {
 
   it('the settings client has the ids of its operations built in, as the manifest has them', () => {
     const names = Object.keys(DOCUMENT_IDS) as (keyof typeof DOCUMENT_IDS)[];
-    expect(names).toEqual(expect.arrayContaining(['SettingsStatus', 'SettingsLeave', 'SettingsRejoin', 'SettingsPurge', 'SettingsWatch', 'SettingsPurgeProgress']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'SettingsStatus',
+        'SettingsLeave',
+        'SettingsRejoin',
+        'SettingsPurge',
+        'SettingsWatch',
+        'SettingsPurgeProgress',
+      ]),
+    );
     for (const name of names) expect(DOCUMENT_IDS[name]).toBe(idOf(name));
   });
 

@@ -47,7 +47,12 @@ it('after kill -9 of the delivering process mid-job, every delivery is made with
     const admin = await token('1', 'community:admin', '1h');
     const first = await startServer(databaseUrl, ENVIRONMENT);
     servers.push(first);
-    const registered = await postGraphQL(first.url, `mutation ($u: String!) { registerWebhookEndpoint(url: $u, eventKinds: [LEFT]) { secret } }`, { u: url }, admin);
+    const registered = await postGraphQL(
+      first.url,
+      `mutation ($u: String!) { registerWebhookEndpoint(url: $u, eventKinds: [LEFT]) { secret } }`,
+      { u: url },
+      admin,
+    );
     expect(registered.errors).toBeUndefined();
     for (let user = 0; user < DELIVERIES; user++) {
       const left = await postGraphQL(first.url, `mutation { leaveCommunityLayer(userId: "${8500 + user}") { status } }`, {}, admin);

@@ -70,11 +70,17 @@ async function receiver() {
   const paths: string[] = [];
   const server = http.createServer((req, res) => req.resume().on('end', () => (paths.push(req.url!), res.writeHead(204).end())));
   await new Promise<void>((resolve) => server.listen(0, '::', resolve));
-  return { port: (server.address() as AddressInfo).port, paths, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    paths,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 async function deliveries(app: App, endpointId: string) {
-  const response = await gql<{ webhookDeliveries: { status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }[] }>(app, DELIVERIES, { id: endpointId });
+  const response = await gql<{
+    webhookDeliveries: { status: string; attempts: number; lastStatusCode: number | null; lastError: string | null }[];
+  }>(app, DELIVERIES, { id: endpointId });
   expect(response.errors).toBeUndefined();
   return response.data!.webhookDeliveries;
 }
@@ -114,7 +120,10 @@ describe('without an allow list', () => {
     }
     const long = `https://warehouse.example/${'x'.repeat(2048 - 'https://warehouse.example/'.length + 1)}`;
     const tooLong = await gql(app, REGISTER, { url: long });
-    expect(tooLong.errors?.[0]).toMatchObject({ message: 'url must be at most 2048 characters (it has 2049)', extensions: { code: 'BAD_USER_INPUT' } });
+    expect(tooLong.errors?.[0]).toMatchObject({
+      message: 'url must be at most 2048 characters (it has 2049)',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
     const withUser = await gql(app, REGISTER, { url: 'https://user:password@warehouse.example/hook' });
     expect(withUser.errors?.[0]).toMatchObject({ message: expect.stringMatching(/user info/), extensions: { code: 'BAD_USER_INPUT' } });
     expect((await cluster.db.query(`SELECT count(*)::int AS n FROM webhook_endpoint`)).rows[0].n).toBe(0);
@@ -122,7 +131,11 @@ describe('without an allow list', () => {
 
   it('admits the public: a URL of 2048 characters, an IPv4 address mapped or behind NAT64 (kinds no event here has; removed after)', async () => {
     const app = cluster.apps[0]!;
-    const urls = [`https://warehouse.example/${'x'.repeat(2048 - 'https://warehouse.example/'.length)}`, 'http://[::ffff:8.8.8.8]/', 'http://[64:ff9b::808:808]/'];
+    const urls = [
+      `https://warehouse.example/${'x'.repeat(2048 - 'https://warehouse.example/'.length)}`,
+      'http://[::ffff:8.8.8.8]/',
+      'http://[64:ff9b::808:808]/',
+    ];
     const kinds = `mutation ($url: String!) { registerWebhookEndpoint(url: $url, eventKinds: [PURGE_FINISHED]) { endpoint { id } } }`;
     for (const url of urls) expect((await gql(app, kinds, { url })).errors, url).toBeUndefined();
     // Never delivered to: no purge finishes in this cluster, and they are gone before the next test.
@@ -132,7 +145,9 @@ describe('without an allow list', () => {
   it('refuses at delivery what resolves to an internal address, or was stored without the check: the same answer for every port', async () => {
     const app = cluster.apps[0]!;
     // A name is accepted at registration; this machine's own name resolves to one of its internal addresses.
-    const byName = await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, { url: `http://${hostname()}:${hook.port}/by-name` });
+    const byName = await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, {
+      url: `http://${hostname()}:${hook.port}/by-name`,
+    });
     expect(byName.errors).toBeUndefined();
     const stored = [
       `http://127.0.0.1:${hook.port}/listening`,
@@ -144,7 +159,10 @@ describe('without an allow list', () => {
     const ids = [byName.data!.registerWebhookEndpoint.endpoint.id];
     for (const url of stored) ids.push(await insertEndpoint(cluster, url));
     await leave(app, '8100');
-    await eventually(async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).every((list) => list[0] !== undefined && list[0].attempts > 0), 30_000);
+    await eventually(
+      async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).every((list) => list[0] !== undefined && list[0].attempts > 0),
+      30_000,
+    );
     for (const id of ids) {
       const [delivery] = await deliveries(app, id);
       expect(delivery).toMatchObject({ lastStatusCode: null, lastError: 'no response' });
@@ -157,7 +175,9 @@ describe('with an allow list', () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await startCluster([]);
-    cluster.apps.push(await cluster.startInstance({ ...QUICK, WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.0/8, ::1, localhost' }));
+    cluster.apps.push(
+      await cluster.startInstance({ ...QUICK, WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.0/8, ::1, localhost' }),
+    );
   });
   afterAll(() => cluster?.stop());
 
@@ -185,9 +205,16 @@ describe('with an allow list', () => {
       `http://127.0.0.1:${(silent.address() as AddressInfo).port}/silent`,
     ];
     const ids: string[] = [];
-    for (const url of urls) ids.push((await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, { url })).data!.registerWebhookEndpoint.endpoint.id);
+    for (const url of urls)
+      ids.push(
+        (await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, { url })).data!.registerWebhookEndpoint
+          .endpoint.id,
+      );
     await leave(app, '8201');
-    await eventually(async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).every((list) => list[0] !== undefined && list[0].attempts > 0), 30_000);
+    await eventually(
+      async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).every((list) => list[0] !== undefined && list[0].attempts > 0),
+      30_000,
+    );
     for (const id of ids) expect((await deliveries(app, id))[0]).toMatchObject({ lastStatusCode: null, lastError: 'no response' });
     sockets.forEach((socket) => socket.destroy());
     await new Promise<void>((resolve) => silent.close(() => resolve()));

@@ -24,7 +24,14 @@ describe('endpoints are isolated whatever they do', () => {
   beforeAll(async () => {
     cluster = await startCluster([]);
     // Four workers (two of them the slow lane); a hanging attempt times out only after a minute.
-    const environment = { ...ALLOW, WEBHOOK_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_SLOW_MS: '500', WEBHOOK_BACKOFF_MIN_MS: '100', WEBHOOK_BACKOFF_MAX_MS: '1000' };
+    const environment = {
+      ...ALLOW,
+      WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_TIMEOUT_MS: '60000',
+      WEBHOOK_SLOW_MS: '500',
+      WEBHOOK_BACKOFF_MIN_MS: '100',
+      WEBHOOK_BACKOFF_MAX_MS: '1000',
+    };
     cluster.apps.push(await cluster.startInstance(environment));
   });
   afterAll(async () => {
@@ -38,7 +45,9 @@ describe('endpoints are isolated whatever they do', () => {
     const log: string[] = [];
     const healthy = await receiver((req, res) => void (log.push(`healthy ${req.headers['webhook-id']}`), res.writeHead(204).end()));
     let flapping = false;
-    const flappers = await Promise.all([1, 2, 3, 4].map(() => receiver((_req, res, nth) => (flapping && nth % 2 === 0 ? 'hold' : void res.writeHead(200).end()))));
+    const flappers = await Promise.all(
+      [1, 2, 3, 4].map(() => receiver((_req, res, nth) => (flapping && nth % 2 === 0 ? 'hold' : void res.writeHead(200).end()))),
+    );
     const endless = await endlessBody();
     receivers.push(healthy, endless, ...flappers);
     // Trusted first (three quick successes each): the flappers turn on it afterwards.
@@ -51,13 +60,18 @@ describe('endpoints are isolated whatever they do', () => {
     // Then: four endpoints flap (hang, answer, hang…), eight hang from their first attempt.
     flapping = true;
     for (let n = 0; n < 8; n++) {
-      const hanging = await receiver(() => 'hold', () => log.push('hanging attempt timed out'));
+      const hanging = await receiver(
+        () => 'hold',
+        () => log.push('hanging attempt timed out'),
+      );
       receivers.push(hanging);
       await register(app, hanging.url);
     }
     const LEAVES = 20;
     for (let user = 0; user < LEAVES; user++) await leave(app, 9200 + user);
-    const expected = (await cluster.db.query(`SELECT 'healthy msg_' || position AS line FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)).rows.map((r) => r.line);
+    const expected = (
+      await cluster.db.query(`SELECT 'healthy msg_' || position AS line FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)
+    ).rows.map((r) => r.line);
     await eventually(() => log.filter((line) => line.startsWith('healthy')).length === expected.length, 60_000);
     expect(log).toEqual(expected);
     // The endless bodies' connections were closed by the sender (a few KiB read), not drained until the timeout.
@@ -80,7 +94,8 @@ describe('what a receiver asks for', () => {
     const id = await register(app, gone.url);
     await leave(app, 9300);
     await leave(app, 9301);
-    const endpoint = async () => (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.find((e) => e.id === id)!;
+    const endpoint = async () =>
+      (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.find((e) => e.id === id)!;
     await eventually(async () => (await endpoint()).disabled === true, 30_000);
     expect((await endpoint()).disabledReason).toBe('the receiver answered 410 Gone (it asks for no more deliveries)');
     // Its deliveries are skipped (enabling it replays them) and no job is left in its lane.
@@ -116,7 +131,8 @@ describe('what a receiver asks for', () => {
     });
     const id = await register(app, hook.url);
     await leave(app, 9400);
-    const delivered = async () => (await gql<{ webhookDeliveries: Record<string, any>[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries[0];
+    const delivered = async () =>
+      (await gql<{ webhookDeliveries: Record<string, any>[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries[0];
     await eventually(async () => (await delivered())?.status === 'DELIVERED', 60_000);
     expect(arrivals).toHaveLength(4);
     expect(arrivals[1]).toBeGreaterThanOrEqual(notBefore[0]!);

@@ -53,7 +53,14 @@ describe('one endpoint, one lane', () => {
   beforeAll(async () => {
     cluster = await startCluster([]);
     // Two delivery workers, and attempts that never time out: a hanging receiver holds what it takes.
-    cluster.apps.push(await cluster.startInstance({ WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '3600000', WEBHOOK_POLL_MS: '100' }));
+    cluster.apps.push(
+      await cluster.startInstance({
+        WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1',
+        WEBHOOK_CONCURRENCY: '2',
+        WEBHOOK_TIMEOUT_MS: '3600000',
+        WEBHOOK_POLL_MS: '100',
+      }),
+    );
   });
   afterAll(() => cluster?.stop());
 
@@ -69,7 +76,9 @@ describe('one endpoint, one lane', () => {
       const LEAVES = 30;
       for (let user = 0; user < LEAVES; user++) await leave(app, 8300 + user);
       await eventually(() => healthy.ids.length === LEAVES + PROBATION, 60_000);
-      const expected = (await gql<{ webhookDeliveries: { messageId: string }[] }>(app, DELIVERIES, { id: healthyId })).data!.webhookDeliveries.map((d) => d.messageId).reverse();
+      const expected = (await gql<{ webhookDeliveries: { messageId: string }[] }>(app, DELIVERIES, { id: healthyId }))
+        .data!.webhookDeliveries.map((d) => d.messageId)
+        .reverse();
       expect(healthy.ids).toEqual(expected);
       // The hanging endpoint holds one worker, with one delivery: its lane (on a loaded machine its
       // first attempt may come after the healthy endpoint's last delivery).
@@ -87,7 +96,14 @@ describe('failing endpoints, a fair share', () => {
   beforeAll(async () => {
     cluster = await startCluster([]);
     // Two workers: failing endpoints may hold one of them. Each attempt to a hanging receiver times out after 1 s.
-    const environment = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_CONCURRENCY: '2', WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_BACKOFF_MIN_MS: '50', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100' };
+    const environment = {
+      WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1',
+      WEBHOOK_CONCURRENCY: '2',
+      WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_BACKOFF_MIN_MS: '50',
+      WEBHOOK_BACKOFF_MAX_MS: '200',
+      WEBHOOK_POLL_MS: '100',
+    };
     cluster.apps.push(await cluster.startInstance(environment));
   });
   afterAll(() => cluster?.stop());
@@ -111,7 +127,10 @@ describe('failing endpoints, a fair share', () => {
       await trust(cluster, await register(app, healthy.url), 8590);
       const hangingIds = [await register(app, `${hangingUrl}/a`), await register(app, `${hangingUrl}/b`)];
       await leave(app, 8600);
-      const failing = async () => (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.filter((e) => hangingIds.includes(e.id) && e.failingSince !== null);
+      const failing = async () =>
+        (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.filter(
+          (e) => hangingIds.includes(e.id) && e.failingSince !== null,
+        );
       await eventually(async () => (await failing()).length === 2 && open <= 1, 30_000);
       mostAtOnce = open;
       const LEAVES = 10;
@@ -132,7 +151,13 @@ describe('an endpoint failing too long', () => {
   const log = capturedLog();
   beforeAll(async () => {
     cluster = await startCluster([]);
-    const environment = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_DISABLE_AFTER_MS: '1000', WEBHOOK_BACKOFF_MIN_MS: '50', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100' };
+    const environment = {
+      WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1',
+      WEBHOOK_DISABLE_AFTER_MS: '1000',
+      WEBHOOK_BACKOFF_MIN_MS: '50',
+      WEBHOOK_BACKOFF_MAX_MS: '200',
+      WEBHOOK_POLL_MS: '100',
+    };
     cluster.apps.push(await cluster.startInstance(environment, { logger: log.logger }));
   });
   afterAll(() => cluster?.stop());
@@ -143,25 +168,41 @@ describe('an endpoint failing too long', () => {
     const hook = await receiver(() => (failing ? 503 : 204));
     const id = await register(app, hook.url);
     await leave(app, 8400);
-    const endpoint = async () => (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.find((e) => e.id === id)!;
+    const endpoint = async () =>
+      (await gql<{ webhookEndpoints: Record<string, any>[] }>(app, ENDPOINTS)).data!.webhookEndpoints.find((e) => e.id === id)!;
     await eventually(async () => (await endpoint()).disabled === true, 30_000);
     expect((await endpoint()).disabledReason).toMatch(/^failing for \d+ s \(\d+ consecutive failed deliveries\); last: HTTP 503$/);
     expect(await metric(app, 'community_webhook_endpoints_disabled_total')).toBe(1);
-    expect(log.entries.find((entry) => entry.msg === 'webhook endpoint disabled')).toMatchObject({ endpointId: id, reason: expect.stringMatching(/^failing for/) });
+    expect(log.entries.find((entry) => entry.msg === 'webhook endpoint disabled')).toMatchObject({
+      endpointId: id,
+      reason: expect.stringMatching(/^failing for/),
+    });
 
     // Changes while it is disabled: dispatched, with no delivery for it.
     await leave(app, 8401);
     await leave(app, 8402);
-    await eventually(async () => (await cluster.db.query(`SELECT (SELECT position FROM webhook_dispatch) = (SELECT max(position) FROM membership_event) AS done`)).rows[0].done, 30_000);
+    await eventually(
+      async () =>
+        (await cluster.db.query(`SELECT (SELECT position FROM webhook_dispatch) = (SELECT max(position) FROM membership_event) AS done`))
+          .rows[0].done,
+      30_000,
+    );
     failing = false;
     const before = hook.ids.length;
-    const enabled = await gql(app, `mutation ($id: UInt64!) { enableWebhookEndpoint(id: $id) { disabled failingSince consecutiveFailures } }`, { id });
+    const enabled = await gql(
+      app,
+      `mutation ($id: UInt64!) { enableWebhookEndpoint(id: $id) { disabled failingSince consecutiveFailures } }`,
+      { id },
+    );
     expect(enabled.data).toEqual({ enableWebhookEndpoint: { disabled: false, failingSince: null, consecutiveFailures: 0 } });
-    const events = (await cluster.db.query(`SELECT 'msg_' || position AS id FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)).rows.map((r) => r.id);
+    const events = (
+      await cluster.db.query(`SELECT 'msg_' || position AS id FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)
+    ).rows.map((r) => r.id);
     await eventually(() => hook.ids.length === before + events.length, 30_000);
     expect(hook.ids.slice(before)).toEqual(events);
     // A delivery is marked after its receiver answered: wait for the marks, not only the arrivals.
-    const statuses = async () => (await gql<{ webhookDeliveries: { status: string }[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries.map((d) => d.status);
+    const statuses = async () =>
+      (await gql<{ webhookDeliveries: { status: string }[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries.map((d) => d.status);
     await eventually(async () => (await statuses()).every((status) => status === 'DELIVERED'), 30_000);
     expect(await statuses()).toEqual(events.map(() => 'DELIVERED'));
     await hook.close();

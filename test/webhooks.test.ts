@@ -36,21 +36,30 @@ let cluster: Cluster;
 beforeAll(async () => {
   cluster = await startCluster([]);
   // The receivers are on loopback: allowed explicitly, as an operator allows internal receivers.
-  const environment = { WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1', WEBHOOK_BACKOFF_MIN_MS: '20', WEBHOOK_BACKOFF_MAX_MS: '200', WEBHOOK_POLL_MS: '100', WEBHOOK_DISABLE_AFTER_FAILURES: '4' };
+  const environment = {
+    WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1',
+    WEBHOOK_BACKOFF_MIN_MS: '20',
+    WEBHOOK_BACKOFF_MAX_MS: '200',
+    WEBHOOK_POLL_MS: '100',
+    WEBHOOK_DISABLE_AFTER_FAILURES: '4',
+  };
   cluster.apps.push(await cluster.startInstance(environment), await cluster.startInstance(environment));
 });
 afterAll(() => cluster?.stop());
 
 async function register(url: string, kinds: string[]): Promise<{ id: string; secret: string }> {
-  const response = await gql<{ registerWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(cluster.apps[0]!, REGISTER, { url, kinds });
+  const response = await gql<{ registerWebhookEndpoint: { secret: string; endpoint: { id: string } } }>(cluster.apps[0]!, REGISTER, {
+    url,
+    kinds,
+  });
   expect(response.errors).toBeUndefined();
   return { id: response.data!.registerWebhookEndpoint.endpoint.id, secret: response.data!.registerWebhookEndpoint.secret };
 }
 
 async function deliveries(endpointId: string) {
-  const response = await gql<{ webhookDeliveries: { id: string; messageId: string; cursor: string; status: string; attempts: number; lastError: string | null }[] }>(
-    cluster.apps[0]!, DELIVERIES, { id: endpointId },
-  );
+  const response = await gql<{
+    webhookDeliveries: { id: string; messageId: string; cursor: string; status: string; attempts: number; lastError: string | null }[];
+  }>(cluster.apps[0]!, DELIVERIES, { id: endpointId });
   expect(response.errors).toBeUndefined();
   return response.data!.webhookDeliveries;
 }
@@ -70,7 +79,10 @@ describe('webhooks', () => {
     for (const { headers, body } of hook.received) {
       expect(headers['webhook-id']).toBe(delivery!.messageId);
       const payload = webhook.verify(body, headers) as { type: string; data: { userId: string; leftAtNs: string; kind: string } };
-      expect(payload).toMatchObject({ type: 'community.membership.left', data: { kind: 'LEFT', userId: '5100', leftAtNs: left.data!.leaveCommunityLayer.leftAtNs } });
+      expect(payload).toMatchObject({
+        type: 'community.membership.left',
+        data: { kind: 'LEFT', userId: '5100', leftAtNs: left.data!.leaveCommunityLayer.leftAtNs },
+      });
     }
     expect(() => new Webhook(secret).verify(hook.received[0]!.body.replace('5100', '5101'), hook.received[0]!.headers)).toThrow();
     await hook.close();
@@ -89,7 +101,10 @@ describe('webhooks', () => {
     expect(left.data).toEqual({ leaveCommunityLayer: { status: 'LEFT' } });
     await eventually(async () => (await deliveries(id)).length === 1);
     await gql(cluster.apps[1]!, `mutation { leaveCommunityLayer(userId: "5201") { status } }`);
-    const disabled = async () => ((await gql<{ webhookEndpoints: { id: string; disabledReason: string | null }[] }>(cluster.apps[0]!, ENDPOINTS)).data!.webhookEndpoints.find((e) => e.id === id)!);
+    const disabled = async () =>
+      (
+        await gql<{ webhookEndpoints: { id: string; disabledReason: string | null }[] }>(cluster.apps[0]!, ENDPOINTS)
+      ).data!.webhookEndpoints.find((e) => e.id === id)!;
     await eventually(async () => (await disabled()).disabledReason !== null, 30_000);
     expect((await disabled()).disabledReason).toMatch(/^4 consecutive failed deliveries; last: .+/);
     await eventually(async () => (await deliveries(id)).every((d) => d.status === 'FAILED'), 30_000);
@@ -116,11 +131,14 @@ describe('webhooks', () => {
 
   it('an id beyond every stored one (above int8) names nothing: null or empty, never an internal error', async () => {
     const huge = '18446744073709551615';
-    const answer = await gql(cluster.apps[0]!, `mutation {
+    const answer = await gql(
+      cluster.apps[0]!,
+      `mutation {
       enable: enableWebhookEndpoint(id: "${huge}") { id }
       disable: disableWebhookEndpoint(id: "${huge}", reason: "gone") { id }
       replay: replayWebhookDelivery(deliveryId: "${huge}") { id }
-    }`);
+    }`,
+    );
     expect(answer.errors).toBeUndefined();
     expect(answer.data).toEqual({ enable: null, disable: null, replay: null });
     expect((await gql(cluster.apps[0]!, DELIVERIES, { id: huge })).data).toEqual({ webhookDeliveries: [] });

@@ -30,7 +30,10 @@ beforeAll(async () => {
   const databaseUrl = await freshDatabase();
   // The doors are under test, not the budgets: a user's 1000-signal batches may outrun a user's budget.
   app = await startApp(databaseUrl, {
-    BULK_REQUESTS_MAX: '1', BULK_REQUESTS_WAITING_MAX: '2', WEBSOCKET_OPERATIONS_PER_SOCKET_MAX: '4', RETRY_AFTER_SECONDS: '2',
+    BULK_REQUESTS_MAX: '1',
+    BULK_REQUESTS_WAITING_MAX: '2',
+    WEBSOCKET_OPERATIONS_PER_SOCKET_MAX: '4',
+    RETRY_AFTER_SECONDS: '2',
     FAIR_SHARE: 'false',
   });
   db = await sqlClient(databaseUrl);
@@ -70,7 +73,11 @@ function run(client: Client, query: string, variables: Record<string, unknown>):
 
 /** 1,000 signals of `userId` (about 60 kB); `invalid`: the last one has a kind no enum has, so coercion would refuse it. */
 function batch(userId: string, invalid: boolean): Record<string, unknown> {
-  const inputs = Array.from({ length: 1000 }, (_, i) => ({ userId, itemId: `flood-${i % 7}`, kind: invalid && i === 999 ? 'NOPE' : 'VIEW' }));
+  const inputs = Array.from({ length: 1000 }, (_, i) => ({
+    userId,
+    itemId: `flood-${i % 7}`,
+    kind: invalid && i === 999 ? 'NOPE' : 'VIEW',
+  }));
   return { inputs };
 }
 
@@ -81,7 +88,9 @@ describe('graphql-ws behind the bulk door', () => {
     const sockets = await Promise.all(Array.from({ length: 8 }, (_, i) => socket(String(900 + i))));
     const shedBefore = await metric(app, 'community_signal_requests_shed_total');
     // Even sockets send valid batches, odd ones batches that coercion would refuse (BAD_USER_INPUT).
-    const flood = sockets.flatMap((client, i) => Array.from({ length: 4 }, () => run(client, SIGNALS, batch(String(900 + i), i % 2 === 1))));
+    const flood = sockets.flatMap((client, i) =>
+      Array.from({ length: 4 }, () => run(client, SIGNALS, batch(String(900 + i), i % 2 === 1))),
+    );
     const small = Array.from({ length: 20 }, () => gql(app, STATUS, { u: '900' }));
     const [answers, queries] = await Promise.all([Promise.all(flood), Promise.all(small)]);
 
@@ -124,11 +133,21 @@ describe('graphql-ws behind the bulk door', () => {
     const bearer = await token('960', 'signals:write');
     const url = new URL(app.url);
     const held: net.Socket[] = [];
-    for (const [inProgress, waiting] of [[0, 1], [0, 2], [0, 3]] as const) {
+    for (const [inProgress, waiting] of [
+      [0, 1],
+      [0, 2],
+      [0, 3],
+    ] as const) {
       const socket = net.connect(Number(url.port), url.hostname);
-      socket.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${bearer}\r\nContent-Length: 60000\r\n\r\n`);
+      socket.write(
+        `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nAuthorization: Bearer ${bearer}\r\nContent-Length: 60000\r\n\r\n`,
+      );
       held.push(socket);
-      await eventually(async () => (await metric(app, 'community_bulk_requests_in_progress')) === inProgress && (await metric(app, 'community_bulk_requests_waiting')) === waiting);
+      await eventually(
+        async () =>
+          (await metric(app, 'community_bulk_requests_in_progress')) === inProgress &&
+          (await metric(app, 'community_bulk_requests_waiting')) === waiting,
+      );
     }
     const before = (await db.query(`SELECT count(*)::int AS n FROM signal WHERE user_id = 960`)).rows[0].n;
 
@@ -152,7 +171,9 @@ describe('graphql-ws behind the bulk door', () => {
 
     // Once the bodies are gone, the same large operation enters and is written.
     for (const socket of held) socket.destroy();
-    await eventually(async () => (await metric(app, 'community_bulk_requests_waiting')) + (await metric(app, 'community_bulk_requests_in_progress')) === 0);
+    await eventually(
+      async () => (await metric(app, 'community_bulk_requests_waiting')) + (await metric(app, 'community_bulk_requests_in_progress')) === 0,
+    );
     const entered = await run(client, SIGNALS, batch('960', false));
     expect(entered.errors).toBeUndefined();
     expect(entered.data?.signals).toHaveLength(1000);

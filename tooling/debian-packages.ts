@@ -6,11 +6,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /** Runs a program; a failure carries the end of what it printed. */
-export async function command(
-  file: string,
-  args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<string> {
+export async function command(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<string> {
   try {
     return (await run(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 })).stdout;
   } catch (error) {
@@ -24,7 +20,10 @@ export async function command(
 
 /** Whether a program is on PATH (through the shell, as a user would look). */
 export async function onPath(name: string): Promise<string | null> {
-  return run('sh', ['-c', `command -v ${name}`]).then(({ stdout }) => stdout.trim() || null, () => null);
+  return run('sh', ['-c', `command -v ${name}`]).then(
+    ({ stdout }) => stdout.trim() || null,
+    () => null,
+  );
 }
 
 /**
@@ -43,8 +42,11 @@ export async function downloadPackages(packages: string[], dir: string): Promise
       await mkdir(path.join(own, sub), { recursive: true });
     }
     const settings = [
-      `Dir::State=${own}`, `Dir::State::Lists=${own}/lists`, 'Dir::State::status=/var/lib/dpkg/status',
-      `Dir::Cache=${own}/cache`, 'Debug::NoLocking=1',
+      `Dir::State=${own}`,
+      `Dir::State::Lists=${own}/lists`,
+      'Dir::State::status=/var/lib/dpkg/status',
+      `Dir::Cache=${own}/cache`,
+      'Debug::NoLocking=1',
     ];
     const options = [...settings.flatMap((setting) => ['-o', setting]), '-qq'];
     // Some sources may be out of reach; the download says whether the ones needed answered.
@@ -70,7 +72,13 @@ export async function debField(deb: string, field: string): Promise<string> {
 export function dependencyNames(depends: string): string[] {
   return depends
     .split(',')
-    .map((group) => group.split('|')[0]!.trim().split(/[\s(:]/)[0]!)
+    .map(
+      (group) =>
+        group
+          .split('|')[0]!
+          .trim()
+          .split(/[\s(:]/)[0]!,
+    )
     .filter(Boolean);
 }
 

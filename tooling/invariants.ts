@@ -45,7 +45,10 @@ export async function boundaryViolations(db: pg.Client, operations: Operation[])
     SELECT c.signal_id, coalesce(c.cohort_id, 'community') AS target, c.user_id::text, c.at_ns::text, e.left_at_ns::text, e.rejoined_at_ns::text
       FROM contribution c JOIN leave_episode e ON e.user_id = c.user_id
      WHERE c.at_ns >= e.left_at_ns AND (e.rejoined_at_ns IS NULL OR c.at_ns < e.rejoined_at_ns)`);
-  for (const row of inside) violations.push(`I1: contribution of signal ${row.signal_id} to ${row.target} of user ${row.user_id} at ${row.at_ns} inside [${row.left_at_ns}, ${row.rejoined_at_ns})`);
+  for (const row of inside)
+    violations.push(
+      `I1: contribution of signal ${row.signal_id} to ${row.target} of user ${row.user_id} at ${row.at_ns} inside [${row.left_at_ns}, ${row.rejoined_at_ns})`,
+    );
 
   const byUser = new Map<string, Operation[]>();
   for (const op of operations) {
@@ -57,12 +60,12 @@ export async function boundaryViolations(db: pg.Client, operations: Operation[])
     const rejoins = ops.filter((op) => op.kind === 'rejoin');
     for (const signal of ops.filter((op) => op.kind === 'signal' && op.forwarded)) {
       const fence = leaves.find(
-        (leave) =>
-          leave.end < signal.start &&
-          !rejoins.some((rejoin) => rejoin.start < signal.end && rejoin.end > leave.start),
+        (leave) => leave.end < signal.start && !rejoins.some((rejoin) => rejoin.start < signal.end && rejoin.end > leave.start),
       );
       if (fence) {
-        violations.push(`I2: signal ${signal.signalId} of user ${signal.userId} on instance ${signal.instance} forwarded after a leave returned`);
+        violations.push(
+          `I2: signal ${signal.signalId} of user ${signal.userId} on instance ${signal.instance} forwarded after a leave returned`,
+        );
       }
     }
   }

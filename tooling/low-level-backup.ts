@@ -9,9 +9,7 @@ import type { SystemUser } from './postgres/embedded/postgres-user.js';
  * primary's slots, its WAL: the standby streams what it needs through its own slot).
  */
 const LEFT_OUT = new Set(['postmaster.pid', 'postmaster.opts', 'backup_label', 'backup_label.old', 'tablespace_map']);
-const EMPTIED = new Set([
-  'pg_dynshmem', 'pg_notify', 'pg_replslot', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans',
-]);
+const EMPTIED = new Set(['pg_dynshmem', 'pg_notify', 'pg_replslot', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans']);
 
 /**
  * A base backup of a running primary without pg_basebackup (the embedded build ships none), by the
@@ -21,12 +19,7 @@ const EMPTIED = new Set([
  * start as if from a crash at the wrong checkpoint: silently corrupt. `session` must be a
  * superuser's connection to the primary; the copy belongs to `user` (as root) with mode 0700.
  */
-export async function lowLevelBackup(
-  session: pg.Client,
-  data: string,
-  copy: string,
-  user: SystemUser | null,
-): Promise<void> {
+export async function lowLevelBackup(session: pg.Client, data: string, copy: string, user: SystemUser | null): Promise<void> {
   await session.query(`SELECT pg_backup_start('community-layer standby', true)`);
   try {
     await copyTree(data, copy, '', user);
@@ -35,9 +28,7 @@ export async function lowLevelBackup(
     throw error;
   }
   // false: no WAL archive to wait for; the standby's replication slot keeps the WAL it needs.
-  const stopped = await session.query<{ labelfile: string; spcmapfile: string }>(
-    'SELECT labelfile, spcmapfile FROM pg_backup_stop(false)',
-  );
+  const stopped = await session.query<{ labelfile: string; spcmapfile: string }>('SELECT labelfile, spcmapfile FROM pg_backup_stop(false)');
   const { labelfile, spcmapfile } = stopped.rows[0]!;
   await writeOwned(path.join(copy, 'backup_label'), labelfile, user);
   if (spcmapfile) await writeOwned(path.join(copy, 'tablespace_map'), spcmapfile, user);

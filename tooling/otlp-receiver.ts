@@ -63,7 +63,13 @@ type OtlpAttribute = { key: string; value: OtlpValue };
 interface OtlpRequest {
   resourceSpans?: {
     resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: { spans?: (Omit<ReceivedSpan, 'attributes' | 'resource' | 'links' | 'status'> & { status?: { code?: number; message?: string }; attributes?: OtlpAttribute[]; links?: { traceId: string; spanId: string }[] })[] }[];
+    scopeSpans?: {
+      spans?: (Omit<ReceivedSpan, 'attributes' | 'resource' | 'links' | 'status'> & {
+        status?: { code?: number; message?: string };
+        attributes?: OtlpAttribute[];
+        links?: { traceId: string; spanId: string }[];
+      })[];
+    }[];
   }[];
 }
 
@@ -101,19 +107,21 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promi
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const waitFor = <T>(items: T[], what: string) => (match: (item: T) => boolean, timeoutMs = 60_000) =>
-    new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`no such ${what} arrived`))), timeoutMs);
-      const check = () => {
-        const found = items.find(match);
-        if (!found) return;
-        clearTimeout(timer);
-        waiters.delete(check);
-        resolve(found);
-      };
-      waiters.add(check);
-      check();
-    });
+  const waitFor =
+    <T>(items: T[], what: string) =>
+    (match: (item: T) => boolean, timeoutMs = 60_000) =>
+      new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`no such ${what} arrived`))), timeoutMs);
+        const check = () => {
+          const found = items.find(match);
+          if (!found) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(found);
+        };
+        waiters.add(check);
+        check();
+      });
   receiver.waitFor = waitFor(spans, 'span');
   receiver.waitForMetrics = waitFor(metricExports, 'metrics export');
   receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
@@ -177,12 +185,24 @@ function decodeMetrics(request: OtlpMetricsRequest): ReceivedMetrics[] {
           const points = (metric.histogram.dataPoints ?? []).map((point) => ({
             attributes: flatten(point.attributes),
             value: Number(point.count),
-            histogram: { bounds: point.explicitBounds ?? [], bucketCounts: (point.bucketCounts ?? []).map(Number), sum: point.sum ?? 0, count: Number(point.count) },
+            histogram: {
+              bounds: point.explicitBounds ?? [],
+              bucketCounts: (point.bucketCounts ?? []).map(Number),
+              sum: point.sum ?? 0,
+              count: Number(point.count),
+            },
           }));
           return { ...base, kind: 'histogram', temporality: metric.histogram.aggregationTemporality ?? 0, monotonic: false, points };
         }
         const points = numbers.map((point) => ({ attributes: flatten(point.attributes), value: point.asDouble ?? Number(point.asInt) }));
-        if (metric.sum) return { ...base, kind: 'sum', temporality: metric.sum.aggregationTemporality ?? 0, monotonic: metric.sum.isMonotonic ?? false, points };
+        if (metric.sum)
+          return {
+            ...base,
+            kind: 'sum',
+            temporality: metric.sum.aggregationTemporality ?? 0,
+            monotonic: metric.sum.isMonotonic ?? false,
+            points,
+          };
         return { ...base, kind: metric.gauge ? 'gauge' : 'other', temporality: 0, monotonic: false, points };
       }),
     ),
@@ -191,6 +211,9 @@ function decodeMetrics(request: OtlpMetricsRequest): ReceivedMetrics[] {
 
 function flatten(attributes: OtlpAttribute[] | undefined): Record<string, unknown> {
   return Object.fromEntries(
-    (attributes ?? []).map(({ key, value }) => [key, value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.doubleValue ?? value.boolValue))]),
+    (attributes ?? []).map(({ key, value }) => [
+      key,
+      value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.doubleValue ?? value.boolValue)),
+    ]),
   );
 }

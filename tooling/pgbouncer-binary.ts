@@ -3,7 +3,14 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promise
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  command, debField, dependencyNames, downloadPackages, installed, libraryFolders, missingLibraries, onPath,
+  command,
+  debField,
+  dependencyNames,
+  downloadPackages,
+  installed,
+  libraryFolders,
+  missingLibraries,
+  onPath,
   withLibraries,
 } from './debian-packages.js';
 

@@ -52,25 +52,26 @@ export async function startPgBouncer(directUrl: string, options: PgBouncerOption
   const dir = await mkdtemp(path.join(tmpdir(), 'community-layer-pgbouncer-'));
   const owner = userInfo().uid === 0 ? await postgresUser() : null;
   await writeFile(path.join(dir, 'userlist.txt'), `"${user}" "${password}"\n`);
-  const writeIni = () => writeFile(
-    path.join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `* = host=${upstream.hostname} port=${upstream.port}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = plain',
-      `auth_file = ${path.join(dir, 'userlist.txt')}`,
-      `pool_mode = ${poolMode}`,
-      `default_pool_size = ${poolMode === 'session' ? SESSION_POOL_SIZE : PGBOUNCER_POOL_SIZE}`,
-      `server_round_robin = ${options.roundRobin ? 1 : 0}`,
-      'max_client_conn = 2000',
-      `logfile = ${path.join(dir, 'pgbouncer.log')}`,
-      '',
-    ].join('\n'),
-  );
+  const writeIni = () =>
+    writeFile(
+      path.join(dir, 'pgbouncer.ini'),
+      [
+        '[databases]',
+        `* = host=${upstream.hostname} port=${upstream.port}`,
+        '[pgbouncer]',
+        'listen_addr = 127.0.0.1',
+        `listen_port = ${port}`,
+        'unix_socket_dir =',
+        'auth_type = plain',
+        `auth_file = ${path.join(dir, 'userlist.txt')}`,
+        `pool_mode = ${poolMode}`,
+        `default_pool_size = ${poolMode === 'session' ? SESSION_POOL_SIZE : PGBOUNCER_POOL_SIZE}`,
+        `server_round_robin = ${options.roundRobin ? 1 : 0}`,
+        'max_client_conn = 2000',
+        `logfile = ${path.join(dir, 'pgbouncer.log')}`,
+        '',
+      ].join('\n'),
+    );
   await writeIni();
   await chmod(dir, 0o700);
   if (owner) {

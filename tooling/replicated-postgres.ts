@@ -65,15 +65,24 @@ export async function startReplicatedPostgres(options: { synchronous: boolean })
       // of its own to wait for.
       await sql(url('postgres', primaryPort), `ALTER SYSTEM SET synchronous_standby_names = '*'`);
       await sql(url('postgres', primaryPort), `SELECT pg_reload_conf()`);
-      await until(async () => (await sql(url('postgres', primaryPort), `SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'`))[0].n === 1);
+      await until(
+        async () =>
+          (await sql(url('postgres', primaryPort), `SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'`))[0].n ===
+          1,
+      );
     } else {
-      await until(async () => (await sql(url('postgres', primaryPort), `SELECT count(*)::int AS n FROM pg_stat_replication WHERE state = 'streaming'`))[0].n === 1);
+      await until(
+        async () =>
+          (await sql(url('postgres', primaryPort), `SELECT count(*)::int AS n FROM pg_stat_replication WHERE state = 'streaming'`))[0].n ===
+          1,
+      );
     }
     return {
       primaryPort,
       standbyPort,
       url,
-      multiHostUrl: (database) => `postgres://${USER}:${PASSWORD}@127.0.0.1:${primaryPort},127.0.0.1:${standbyPort}/${database}?target_session_attrs=read-write`,
+      multiHostUrl: (database) =>
+        `postgres://${USER}:${PASSWORD}@127.0.0.1:${primaryPort},127.0.0.1:${standbyPort}/${database}?target_session_attrs=read-write`,
       killPrimary: () => primary.kill(),
       promoteStandby: async () => {
         await sql(url('postgres', standbyPort), `SELECT pg_promote(true, 60)`);
@@ -92,12 +101,7 @@ export async function startReplicatedPostgres(options: { synchronous: boolean })
  * connects), then the backup, then what makes the copy a standby: `standby.signal`, and where and
  * through which slot it streams. pg_backup_start and pg_backup_stop run in one session.
  */
-async function makeStandby(
-  primaryUrl: string,
-  primaryData: string,
-  standbyData: string,
-  user: SystemUser | null,
-): Promise<void> {
+async function makeStandby(primaryUrl: string, primaryData: string, standbyData: string, user: SystemUser | null): Promise<void> {
   const session = new pg.Client({ connectionString: primaryUrl });
   session.on('error', () => undefined);
   await session.connect();
@@ -109,10 +113,7 @@ async function makeStandby(
   }
   const port = new URL(primaryUrl).port;
   const conninfo = `host=127.0.0.1 port=${port} user=replicator application_name=standby`;
-  await appendFile(
-    path.join(standbyData, 'postgresql.auto.conf'),
-    `primary_conninfo = '${conninfo}'\nprimary_slot_name = '${SLOT}'\n`,
-  );
+  await appendFile(path.join(standbyData, 'postgresql.auto.conf'), `primary_conninfo = '${conninfo}'\nprimary_slot_name = '${SLOT}'\n`);
   await writeFile(path.join(standbyData, 'standby.signal'), '');
   if (user) await chown(path.join(standbyData, 'standby.signal'), user.uid, user.gid);
 }
@@ -137,10 +138,29 @@ interface Server {
 async function startServer(bin: string, data: string, port: number, socketDir: string, user: SystemUser | null): Promise<Server> {
   const child: ChildProcess = spawn(
     path.join(bin, 'postgres'),
-    ['-D', data, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', `unix_socket_directories=${socketDir}`,
-      '-c', 'wal_level=replica', '-c', 'max_wal_senders=4', '-c', 'hot_standby=on', '-c', 'max_connections=200',
+    [
+      '-D',
+      data,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${socketDir}`,
+      '-c',
+      'wal_level=replica',
+      '-c',
+      'max_wal_senders=4',
+      '-c',
+      'hot_standby=on',
+      '-c',
+      'max_connections=200',
       // A crash of the process (not the machine) loses nothing the kernel holds: fsync is not what is tested.
-      '-c', 'fsync=off', '-c', 'full_page_writes=off'],
+      '-c',
+      'fsync=off',
+      '-c',
+      'full_page_writes=off',
+    ],
     { cwd: socketDir, stdio: 'ignore', detached: true, ...(user ? { uid: user.uid, gid: user.gid } : {}) },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -32,8 +32,16 @@ export class ServerProcess extends Command {
       cwd: ROOT,
       env: { ...(process.env as Record<string, string>), NODE_ENV: 'test', LOG_LEVEL: 'warn', ...options.environment },
     };
-    const spawnOptions: CommandOptions = { cwd: command.cwd, env: { METRICS_PORT: '0', ...command.env, ...address }, detached: options.detached ?? false };
-    super(command.file, command.args, { ...spawnOptions, ...(options.ipc ? { ipc: true } : {}), ...(options.echo ? { echo: options.echo } : {}) });
+    const spawnOptions: CommandOptions = {
+      cwd: command.cwd,
+      env: { METRICS_PORT: '0', ...command.env, ...address },
+      detached: options.detached ?? false,
+    };
+    super(command.file, command.args, {
+      ...spawnOptions,
+      ...(options.ipc ? { ipc: true } : {}),
+      ...(options.echo ? { echo: options.echo } : {}),
+    });
     this.url = `http://127.0.0.1:${port}/graphql`;
   }
 
@@ -42,7 +50,10 @@ export class ServerProcess extends Command {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.ended) throw new Error(`the server process exited (${await this.exit}) before it was ready:\n${this.text}`);
-      const status = await fetch(new URL('/readyz', this.url)).then((response) => response.status, () => 0);
+      const status = await fetch(new URL('/readyz', this.url)).then(
+        (response) => response.status,
+        () => 0,
+      );
       if (status === 200) return;
       if (Date.now() > deadline) throw new Error(`the server process was not ready within ${timeoutMs} ms:\n${this.text}`);
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -31,7 +31,15 @@ interface LocalSettings {
  * another key.
  */
 function localConfig(databaseUrl: string, { secret, environment = {} }: LocalSettings): { config: Config; resources: AppResources } {
-  const config = loadConfig({ NODE_ENV: 'test', PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWT_SECRET: secret, ...environment });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    METRICS_PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    AUTH_JWT_SECRET: secret,
+    ...environment,
+  });
   const authKey = config.auth.key.kind === 'development' ? { kind: 'secret' as const, secret } : config.auth.key;
   return { config, resources: { databaseUrl, authKey } };
 }
@@ -43,7 +51,10 @@ export function localAppConfig(databaseUrl: string, settings: LocalSettings): Ap
 }
 
 /** An app on `localAppConfig`, started (tests, the bench). */
-export function startLocalApp(databaseUrl: string, { options = {}, ...settings }: LocalSettings & { options?: StartOptions }): Promise<App> {
+export function startLocalApp(
+  databaseUrl: string,
+  { options = {}, ...settings }: LocalSettings & { options?: StartOptions },
+): Promise<App> {
   const { config, resources } = localConfig(databaseUrl, settings);
   return startApp(config, resources, options);
 }

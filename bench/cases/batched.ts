@@ -32,17 +32,24 @@ export const batched: Case = {
     const statements = batches.map((inputs) => multiInsert(inputs, left));
     const seconds = sizes.durationSec / sizes.rounds;
     let next = 0;
-    const signals = (eventIds: boolean, durationSec = seconds) => () =>
-      httpLoad({
-        url: app.url,
-        token: cluster.token,
-        bodies: batches.map((inputs) => body(SIGNALS, { inputs: eventIds ? inputs.map(withEventId) : inputs })),
-        connections: sizes.batchCallers,
-        durationSec,
-        freshEventIds: eventIds,
-      });
+    const signals =
+      (eventIds: boolean, durationSec = seconds) =>
+      () =>
+        httpLoad({
+          url: app.url,
+          token: cluster.token,
+          bodies: batches.map((inputs) => body(SIGNALS, { inputs: eventIds ? inputs.map(withEventId) : inputs })),
+          connections: sizes.batchCallers,
+          durationSec,
+          freshEventIds: eventIds,
+        });
     const ingest = (eventIds: boolean) => () =>
-      pgLoad({ url, clients: sizes.batchCallers, durationSec: seconds, next: () => ingestCall(batches[next++ % batches.length]!, left, eventIds) });
+      pgLoad({
+        url,
+        clients: sizes.batchCallers,
+        durationSec: seconds,
+        next: () => ingestCall(batches[next++ % batches.length]!, left, eventIds),
+      });
 
     // Both service paths warm, so neither pays for the JIT (warm-up results are not figures).
     for (const warm of [signals(false, sizes.warmupSec), signals(true, sizes.warmupSec)]) await warm();
@@ -62,7 +69,13 @@ export const batched: Case = {
       [
         metered(signals(false)),
         () => pgLoad({ url, clients: sizes.batchCallers, durationSec: seconds, next: () => statements[next++ % statements.length]! }),
-        () => pgLoad({ url, clients: sizes.batchCallers, durationSec: seconds, next: () => sameRowsInsert(batches[next++ % batches.length]!, left) }),
+        () =>
+          pgLoad({
+            url,
+            clients: sizes.batchCallers,
+            durationSec: seconds,
+            next: () => sameRowsInsert(batches[next++ % batches.length]!, left),
+          }),
         signals(true),
         ingest(false),
         ingest(true),
@@ -100,7 +113,12 @@ export const batched: Case = {
         ratio: serverMs / databaseMs,
         target: '≤ 0.40',
         met: serverMs / databaseMs <= 0.4,
-        details: { ...cpu, serverMsPerCall: serverMs, databaseMsPerCall: databaseMs, ingestWithEventIdsMeanMs: 1000 / (ingestWith.perSecond / sizes.batchCallers) },
+        details: {
+          ...cpu,
+          serverMsPerCall: serverMs,
+          databaseMsPerCall: databaseMs,
+          ingestWithEventIdsMeanMs: 1000 / (ingestWith.perSecond / sizes.batchCallers),
+        },
       },
       eventIdCost(EVENT_IDS, measured, withIds, sizes.batchSize),
       eventIdCost(SQL_EVENT_IDS, ingestWithout, ingestWith, sizes.batchSize),

@@ -24,7 +24,10 @@ export const costModel: Case = {
   async run(cluster, sizes) {
     const { app, workload } = await prepareSignalCase(cluster, sizes);
     const limits = app.transportOptions.config.graphql;
-    const previous = await secondServer(app, (pipeline) => ({ ...pipeline, plugins: replacePlugin(pipeline.plugins, 'operationLimits', previousLimits(limits)) }));
+    const previous = await secondServer(app, (pipeline) => ({
+      ...pipeline,
+      plugins: replacePlugin(pipeline.plugins, 'operationLimits', previousLimits(limits)),
+    }));
     const inputs = Array.from({ length: sizes.bodies }, () => workload.nextSignal());
     const bodies = inputs.map((input) => body(SIGNAL, { input }));
     const seconds = sizes.durationSec / sizes.rounds;

@@ -42,13 +42,20 @@ export const downstream: Case = {
   async run(cluster, sizes) {
     const receiver = fork(new URL('../webhook-receiver.ts', import.meta.url));
     try {
-      const port = await new Promise<number>((resolve) => receiver.once('message', (message) => resolve((message as { port: number }).port)));
+      const port = await new Promise<number>((resolve) =>
+        receiver.once('message', (message) => resolve((message as { port: number }).port)),
+      );
       const deploy = async (label: string, serving: Record<string, string>, deliveryInstance: boolean): Promise<Deployment> => {
         const url = await cluster.freshDatabase();
         const app = { url: (await cluster.startProcesses(url, 1, { ...ALLOW, ...serving })).urls[0]! };
         if (deliveryInstance) await cluster.startProcesses(url, 1, ALLOW);
         for (let i = 0; i < ENDPOINTS; i++) {
-          await graphql(app, cluster.token, `mutation ($u: String!) { registerWebhookEndpoint(url: $u, eventKinds: [LEFT, REJOINED]) { secret } }`, { u: `http://127.0.0.1:${port}/hook` });
+          await graphql(
+            app,
+            cluster.token,
+            `mutation ($u: String!) { registerWebhookEndpoint(url: $u, eventKinds: [LEFT, REJOINED]) { secret } }`,
+            { u: `http://127.0.0.1:${port}/hook` },
+          );
         }
         return { label, app, db: await cluster.sqlClient(url), latencies: { none: [], webhooks: [] }, deliverySeconds: 0 };
       };
@@ -59,7 +66,11 @@ export const downstream: Case = {
           for (const arm of ['none', 'webhooks'] as const) {
             const { app, db } = deployment;
             await settled(db);
-            await db.query(arm === 'none' ? `UPDATE webhook_endpoint SET disabled_at = now(), disabled_reason = 'bench'` : `UPDATE webhook_endpoint SET disabled_at = NULL, disabled_reason = NULL`);
+            await db.query(
+              arm === 'none'
+                ? `UPDATE webhook_endpoint SET disabled_at = now(), disabled_reason = 'bench'`
+                : `UPDATE webhook_endpoint SET disabled_at = NULL, disabled_reason = NULL`,
+            );
             const started = performance.now();
             for (let i = 0; i < sizes.changes; i++) {
               const u = String(user++);
@@ -101,7 +112,9 @@ export const downstream: Case = {
 
 /** Its deliveries must all have been made: a fix that stops delivering does not meet the target. */
 async function leaveRow({ label, db, latencies, deliverySeconds }: Deployment, expected: number): Promise<Row> {
-  const statuses = Object.fromEntries((await db.query(`SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status`)).rows.map((r) => [r.status, r.n]));
+  const statuses = Object.fromEntries(
+    (await db.query(`SELECT status, count(*)::int AS n FROM webhook_delivery GROUP BY status`)).rows.map((r) => [r.status, r.n]),
+  );
   const delivered: number = statuses.DELIVERED ?? 0;
   const none = summarize(latencies.none);
   const webhooks = summarize(latencies.webhooks);
@@ -145,7 +158,12 @@ async function replayFeed(app: { url: string }, token: string, db: pg.Client, ev
   let read = 0;
   for (;;) {
     const page: { changes: { id: string }[]; endCursor: string | null; hasMore: boolean } = (
-      await graphql(app, token, `query ($a: String, $n: Int) { communityMembershipChangePage(after: $a, first: $n) { changes { id kind userId leftAtNs } endCursor hasMore } }`, { a: after, n: PAGE })
+      await graphql(
+        app,
+        token,
+        `query ($a: String, $n: Int) { communityMembershipChangePage(after: $a, first: $n) { changes { id kind userId leftAtNs } endCursor hasMore } }`,
+        { a: after, n: PAGE },
+      )
     ).communityMembershipChangePage;
     read += page.changes.length;
     if (!page.hasMore) break;

@@ -13,7 +13,14 @@ const RETRY_MS = 25;
 /** How long the failover tool takes to notice and promote (Patroni's and pg_auto_failover's are seconds). */
 const DETECTION_MS = 1_000;
 // The pair's database is created empty here (not from the migrated template), so the app migrates it at start.
-const ENVIRONMENT = { MIGRATE_ON_START: 'true', LISTENER_HEARTBEAT_MS: '500', LISTENER_HEARTBEAT_TIMEOUT_MS: '1000', LISTENER_BACKOFF_MIN_MS: '20', LISTENER_BACKOFF_MAX_MS: '200', DB_ACQUIRE_TIMEOUT_MS: '1000' };
+const ENVIRONMENT = {
+  MIGRATE_ON_START: 'true',
+  LISTENER_HEARTBEAT_MS: '500',
+  LISTENER_HEARTBEAT_TIMEOUT_MS: '1000',
+  LISTENER_BACKOFF_MIN_MS: '20',
+  LISTENER_BACKOFF_MAX_MS: '200',
+  DB_ACQUIRE_TIMEOUT_MS: '1000',
+};
 
 /** Successes of one client loop over time; the gap around `at` is its window of unavailability. */
 class Timeline {
@@ -58,7 +65,14 @@ export const failover: Case = {
           met: ratio(windows.writes) <= 1.5,
           details: windows,
         },
-        { case: READS, figure: `${num(windows.reads)} ms`, ceiling: `plain pg ${num(windows.plain)} ms`, ratio: ratio(windows.reads), target: '≤ 1.50', met: ratio(windows.reads) <= 1.5 },
+        {
+          case: READS,
+          figure: `${num(windows.reads)} ms`,
+          ceiling: `plain pg ${num(windows.plain)} ms`,
+          ratio: ratio(windows.reads),
+          target: '≤ 1.50',
+          met: ratio(windows.reads) <= 1.5,
+        },
         {
           case: SYNC_COST,
           figure: `${num(cost.synchronous)} signals/s synchronous`,
@@ -75,7 +89,12 @@ export const failover: Case = {
   },
 };
 
-async function replicationCost(app: App, token: string, pair: ReplicatedPostgres, sizes: { batchSize: number; batchCallers: number; durationSec: number; rounds: number; warmupSec: number }) {
+async function replicationCost(
+  app: App,
+  token: string,
+  pair: ReplicatedPostgres,
+  sizes: { batchSize: number; batchCallers: number; durationSec: number; rounds: number; warmupSec: number },
+) {
   const admin = pair.url('postgres', pair.primaryPort);
   const rates = { synchronous: [] as number[], asynchronous: [] as number[] };
   await batchedRate(app, token, { ...sizes, durationSec: sizes.warmupSec });
@@ -92,7 +111,11 @@ async function replicationCost(app: App, token: string, pair: ReplicatedPostgres
   return { synchronous: mean(rates.synchronous), asynchronous: mean(rates.asynchronous), rounds: sizes.rounds };
 }
 
-async function batchedRate(app: App, token: string, sizes: { batchSize: number; batchCallers: number; durationSec: number }): Promise<number> {
+async function batchedRate(
+  app: App,
+  token: string,
+  sizes: { batchSize: number; batchCallers: number; durationSec: number },
+): Promise<number> {
   const query = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`;
   const deadline = performance.now() + sizes.durationSec * 1000;
   const started = performance.now();
@@ -100,7 +123,11 @@ async function batchedRate(app: App, token: string, sizes: { batchSize: number; 
   await Promise.all(
     Array.from({ length: sizes.batchCallers }, async (_, caller) => {
       for (let n = 0; performance.now() < deadline; n++) {
-        const inputs = Array.from({ length: sizes.batchSize }, (_, i) => ({ userId: String(1 + ((caller * 7919 + n * 31 + i) % 5000)), itemId: `i-${i % 500}`, kind: 'VIEW' }));
+        const inputs = Array.from({ length: sizes.batchSize }, (_, i) => ({
+          userId: String(1 + ((caller * 7919 + n * 31 + i) % 5000)),
+          itemId: `i-${i % 500}`,
+          kind: 'VIEW',
+        }));
         const response = await post(app, token, query, { inputs });
         if (response.ok) signals += sizes.batchSize;
       }
@@ -125,7 +152,10 @@ async function unavailability(app: App, token: string, pair: ReplicatedPostgres)
   await sql(pair.url(DATABASE, pair.primaryPort), 'CREATE TABLE failover_probe (at timestamptz NOT NULL DEFAULT now())');
   const plain = plainWriter(pair, () => performance.now() > killedAt);
   const loops = [
-    loop(timelines.writes, async () => (await post(app, token, signal, { input: { userId: String(1 + (n++ % 100)), itemId: 'f', kind: 'VIEW' } })).ok),
+    loop(
+      timelines.writes,
+      async () => (await post(app, token, signal, { input: { userId: String(1 + (n++ % 100)), itemId: 'f', kind: 'VIEW' } })).ok,
+    ),
     loop(timelines.reads, async () => (await post(app, token, status, { u: '1' })).ok),
     loop(timelines.plain, plain.write),
   ];
@@ -168,7 +198,10 @@ function plainWriter(pair: ReplicatedPostgres, failedOver: () => boolean) {
     write: async () => {
       try {
         if (!client) {
-          const fresh = new pg.Client({ connectionString: pair.url(DATABASE, failedOver() ? pair.standbyPort : pair.primaryPort), connectionTimeoutMillis: 1_000 });
+          const fresh = new pg.Client({
+            connectionString: pair.url(DATABASE, failedOver() ? pair.standbyPort : pair.primaryPort),
+            connectionTimeoutMillis: 1_000,
+          });
           fresh.on('error', () => undefined);
           client = fresh;
           await fresh.connect();

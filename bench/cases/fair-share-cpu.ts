@@ -25,11 +25,16 @@ export async function cpuPerRequest(
   bodies: string[],
 ): Promise<Cpu> {
   const off = { ...environment, FAIR_SHARE: 'false' };
-  const arms = { on: await cluster.startProcesses(url, 1, environment), off: await cluster.startProcesses(url, 1, off), offAgain: await cluster.startProcesses(url, 1, off) };
+  const arms = {
+    on: await cluster.startProcesses(url, 1, environment),
+    off: await cluster.startProcesses(url, 1, off),
+    offAgain: await cluster.startProcesses(url, 1, off),
+  };
   const names = ['on', 'off', 'offAgain'] as const;
   try {
     // Closed loop first, so that each process's code is optimised before its CPU counts.
-    for (const name of names) await httpLoad({ url: arms[name].urls[0]!, token: cluster.token, bodies, connections: 8, durationSec: sizes.warmupSec });
+    for (const name of names)
+      await httpLoad({ url: arms[name].urls[0]!, token: cluster.token, bodies, connections: 8, durationSec: sizes.warmupSec });
     const spent = { on: { ms: 0, requests: 0 }, off: { ms: 0, requests: 0 }, offAgain: { ms: 0, requests: 0 } };
     // Eight rounds, a minute in all: one window's ratio moves ±10% on its own, the sum of four ±3%.
     const rounds = Math.max(8, 2 * sizes.rounds);

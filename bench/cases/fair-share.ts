@@ -58,7 +58,15 @@ export const fairShare: Case = {
     const probeBody = body('query ($userId: UInt64) { communityLayerStatus(userId: $userId) { status } }', { userId: workload.userIds[0] });
     const flooderToken = await cluster.tokenFor('777777', 'none');
     const steady = (target: string, durationSec: number, probe = true) =>
-      openLoop({ url: target, token: cluster.token, bodies, ratePerSec: STEADY_PER_SEC, durationSec, timeoutMs: 10_000, ...(probe ? { probeBody } : {}) });
+      openLoop({
+        url: target,
+        token: cluster.token,
+        bodies,
+        ratePerSec: STEADY_PER_SEC,
+        durationSec,
+        timeoutMs: 10_000,
+        ...(probe ? { probeBody } : {}),
+      });
     const rows: Row[] = [cpuRow(CPU, await cpuPerRequest(cluster, url, ENVIRONMENT, steady, sizes, bodies), STEADY_PER_SEC)];
     // Twice the usual rounds, as long each: a p99 of 1,500 answers moved 30% between runs on its own.
     const rounds = Math.max(2, 2 * sizes.rounds);
@@ -69,21 +77,42 @@ export const fairShare: Case = {
       try {
         const target = processes.urls[0]!;
         await steady(target, sizes.warmupSec);
-        const samples: Samples = { quiet: [], flooded: [], floor: [], burst: [], floods: [], spanSec: 0, windowSec: window, cpuMs: { quiet: 0, flooded: 0 } };
+        const samples: Samples = {
+          quiet: [],
+          flooded: [],
+          floor: [],
+          burst: [],
+          floods: [],
+          spanSec: 0,
+          windowSec: window,
+          cpuMs: { quiet: 0, flooded: 0 },
+        };
         const cpu = () => processes.pids.reduce((sum, pid) => sum + processCpuMs(pid), 0);
         const from = performance.now();
         for (let round = 0; round < rounds; round++) {
           let before = cpu();
           samples.quiet.push(await steady(target, window));
           samples.cpuMs.quiet += cpu() - before;
-          const flood = await startFlood({ urls: processes.urls, token: flooderToken, userId: '777777', pointsPerSec: 10 * BUDGET.rate, batchSize: 10 });
+          const flood = await startFlood({
+            urls: processes.urls,
+            token: flooderToken,
+            userId: '777777',
+            pointsPerSec: 10 * BUDGET.rate,
+            batchSize: 10,
+          });
           samples.burst.push(await steady(target, FLOOD_WARMUP_SEC));
           before = cpu();
           samples.flooded.push(await steady(target, window));
           samples.cpuMs.flooded += cpu() - before;
           samples.floods.push(await flood.stop());
           // The same flood at servers that refuse it all for the price of HTTP alone: what any limiter pays at least.
-          const refused = await startFlood({ urls: refusers.urls, token: flooderToken, userId: '777777', pointsPerSec: 10 * BUDGET.rate, batchSize: 10 });
+          const refused = await startFlood({
+            urls: refusers.urls,
+            token: flooderToken,
+            userId: '777777',
+            pointsPerSec: 10 * BUDGET.rate,
+            batchSize: 10,
+          });
           await steady(target, FLOOD_WARMUP_SEC);
           samples.floor.push(await steady(target, window));
           await refused.stop();
@@ -130,14 +159,21 @@ function rowsFor(count: number, samples: Samples): Row[] {
   const [quiet, flooded, floor, burst] = [pooled(samples.quiet), pooled(samples.flooded), pooled(samples.floor), pooled(samples.burst)];
   const [calm, stormy, least] = [summarize(quiet.okMs), summarize(flooded.okMs), summarize(floor.okMs)];
   const seconds = samples.floods.reduce((sum, flood) => sum + flood.seconds, 0);
-  const sum = (field: 'admittedPoints' | 'admittedChanges' | 'refused' | 'sent') => samples.floods.reduce((total, flood) => total + flood[field], 0);
+  const sum = (field: 'admittedPoints' | 'admittedChanges' | 'refused' | 'sent') =>
+    samples.floods.reduce((total, flood) => total + flood[field], 0);
   // Each flood starts from a full bucket at most (the quiet window refills it), and spends what refills meanwhile.
   const allowed = samples.floods.length * BUDGET.capacity + BUDGET.rate * seconds;
   const changesAllowed = MEMBERSHIP.changes + (MEMBERSHIP.changes / MEMBERSHIP.windowSec) * samples.spanSec;
   const latencyRatio = stormy.p99 / calm.p99;
   const floorRatio = least.p99 / calm.p99;
   const admittedRatio = sum('admittedPoints') / allowed;
-  const others = (sample: OpenLoopSample) => ({ sent: sample.sent, ok: sample.okMs.length, shed: sample.shedMs.length, failures: sample.failures, firstFailure: sample.firstFailure });
+  const others = (sample: OpenLoopSample) => ({
+    sent: sample.sent,
+    ok: sample.okMs.length,
+    shed: sample.shedMs.length,
+    failures: sample.failures,
+    firstFailure: sample.firstFailure,
+  });
   return [
     {
       case: P99(count),
@@ -146,7 +182,15 @@ function rowsFor(count: number, samples: Samples): Row[] {
       ratio: latencyRatio,
       target: '≤ 1.5',
       met: latencyRatio <= 1.5 && flooded.failures === 0,
-      details: { serverCpu: floodCpu(samples), floorRatio, quiet: others(quiet), flooded: others(flooded), burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 }, steadyPerSec: STEADY_PER_SEC, floodWarmupSec: FLOOD_WARMUP_SEC },
+      details: {
+        serverCpu: floodCpu(samples),
+        floorRatio,
+        quiet: others(quiet),
+        flooded: others(flooded),
+        burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 },
+        steadyPerSec: STEADY_PER_SEC,
+        floodWarmupSec: FLOOD_WARMUP_SEC,
+      },
     },
     {
       case: FLOOR(count),
@@ -172,11 +216,17 @@ function rowsFor(count: number, samples: Samples): Row[] {
 /** The servers' CPU the flood added, per request it sent, beside the CPU per steady request (the flood's rate assumed even). */
 function floodCpu(samples: Samples) {
   const floodSec = samples.floods.reduce((sum, flood) => sum + flood.seconds, 0);
-  const floodRequests = (samples.floods.reduce((sum, flood) => sum + flood.sent, 0) * (samples.flooded.length * samples.windowSec)) / floodSec;
+  const floodRequests =
+    (samples.floods.reduce((sum, flood) => sum + flood.sent, 0) * (samples.flooded.length * samples.windowSec)) / floodSec;
   return {
     ...samples.cpuMs,
     perFloodRequestMs: (samples.cpuMs.flooded - samples.cpuMs.quiet) / floodRequests,
     // The probe's back-to-back status reads are requests too.
-    perSteadyRequestMs: samples.cpuMs.quiet / Math.max(1, samples.quiet.reduce((sum, one) => sum + one.okMs.length + one.probeMs.length, 0)),
+    perSteadyRequestMs:
+      samples.cpuMs.quiet /
+      Math.max(
+        1,
+        samples.quiet.reduce((sum, one) => sum + one.okMs.length + one.probeMs.length, 0),
+      ),
   };
 }

@@ -31,8 +31,14 @@ export const gateLookupInProcess: InProcessCase = {
     }
 
     const rounds = Math.max(1, Math.round(sizes.gateLookups / PROBES / 2));
-    const u64 = { hit: nsPerLookup((key) => set.has(key), hits, rounds, true), miss: nsPerLookup((key) => set.has(key), misses, rounds, false) };
-    const strings = { hit: nsPerLookup((key) => plain.has(key), hits, rounds, true), miss: nsPerLookup((key) => plain.has(key), misses, rounds, false) };
+    const u64 = {
+      hit: nsPerLookup((key) => set.has(key), hits, rounds, true),
+      miss: nsPerLookup((key) => set.has(key), misses, rounds, false),
+    };
+    const strings = {
+      hit: nsPerLookup((key) => plain.has(key), hits, rounds, true),
+      miss: nsPerLookup((key) => plain.has(key), misses, rounds, false),
+    };
     const coldHit = nsPerLookup((key) => set.has(key), shuffle(keys, random), 1, true);
     const mixed = (u64.hit + u64.miss) / 2;
     const mixedStrings = (strings.hit + strings.miss) / 2;
@@ -44,7 +50,14 @@ export const gateLookupInProcess: InProcessCase = {
         ratio: mixed / mixedStrings,
         target: '≤ 100 ns',
         met: mixed <= 100,
-        details: { keys: keys.length, lookups: rounds * PROBES * 2, u64HashSetNs: u64, setOfStringsNs: strings, u64ColdStringHitNs: coldHit, tableBytes: set.byteLength },
+        details: {
+          keys: keys.length,
+          lookups: rounds * PROBES * 2,
+          u64HashSetNs: u64,
+          setOfStringsNs: strings,
+          u64ColdStringHitNs: coldHit,
+          tableBytes: set.byteLength,
+        },
       },
     ];
   },
@@ -58,7 +71,8 @@ function nsPerLookup(has: (key: string) => boolean, keys: readonly string[], rou
   const pass = () => {
     let found = 0;
     for (let i = 0; i < keys.length; i++) if (has(keys[i]!)) found++;
-    if (found !== (expected ? keys.length : 0)) throw new Error(`lookup answered ${found} of ${keys.length} as present, expected ${expected ? 'all' : 'none'}`);
+    if (found !== (expected ? keys.length : 0))
+      throw new Error(`lookup answered ${found} of ${keys.length} as present, expected ${expected ? 'all' : 'none'}`);
   };
   pass();
   const started = process.hrtime.bigint();

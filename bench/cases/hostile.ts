@@ -25,17 +25,31 @@ export const hostile: Case = {
   labels: [THROUGHPUT, STATUS],
   async run(cluster, sizes) {
     const { app, workload } = await prepareSignalCase(cluster, sizes);
-    const bodies = Array.from({ length: DISTINCT_BATCHES }, () => body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) }));
+    const bodies = Array.from({ length: DISTINCT_BATCHES }, () =>
+      body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) }),
+    );
     const probeBody = body(`query ($userId: UInt64) { communityLayerStatus(userId: $userId) { status } }`, { userId: workload.userIds[0] });
     const seconds = sizes.durationSec;
-    const [capacity] = await interleave([() => httpLoad({ url: app.url, token: cluster.token, bodies, connections: CALLERS, durationSec: seconds })], 1);
+    const [capacity] = await interleave(
+      [() => httpLoad({ url: app.url, token: cluster.token, bodies, connections: CALLERS, durationSec: seconds })],
+      1,
+    );
     const ratePerSec = Math.max(1, Math.floor(capacity.perSecond * LOAD_SHARE));
-    const legitimate = () => openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec, durationSec: seconds, timeoutMs: 10_000, probeBody });
+    const legitimate = () =>
+      openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec, durationSec: seconds, timeoutMs: 10_000, probeBody });
 
     const rest = await legitimate();
     const attackerToken = await cluster.tokenFor('666', 'signals:write');
     const flood = { query: SIGNALS, variables: { inputs: Array.from({ length: 1000 }, () => workload.nextSignal()) } };
-    const attack = startHostile({ url: app.url, token: attackerToken, trickles: 32, trickleContentLength: 60_000, floodSockets: 8, floodInFlight: 4, floodBody: flood });
+    const attack = startHostile({
+      url: app.url,
+      token: attackerToken,
+      trickles: 32,
+      trickleContentLength: 60_000,
+      floodSockets: 8,
+      floodInFlight: 4,
+      floodBody: flood,
+    });
     // The trickles connect and the flood starts before the legitimate load is measured.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const underAttack = await legitimate();
@@ -45,7 +59,19 @@ export const hostile: Case = {
     const probeRest = summarize(rest.probeMs);
     const probeAttack = summarize(underAttack.probeMs);
     const statusRatio = probeAttack.p99 / probeRest.p99;
-    const details = { capacityRequestsPerSec: capacity.perSecond, offeredRequestsPerSec: ratePerSec, rest: { sent: rest.sent, ok: rest.okMs.length, shed: rest.shedMs.length, failures: rest.failures }, underAttack: { sent: underAttack.sent, ok: underAttack.okMs.length, shed: underAttack.shedMs.length, failures: underAttack.failures, firstFailure: underAttack.firstFailure }, attack: attacked };
+    const details = {
+      capacityRequestsPerSec: capacity.perSecond,
+      offeredRequestsPerSec: ratePerSec,
+      rest: { sent: rest.sent, ok: rest.okMs.length, shed: rest.shedMs.length, failures: rest.failures },
+      underAttack: {
+        sent: underAttack.sent,
+        ok: underAttack.okMs.length,
+        shed: underAttack.shedMs.length,
+        failures: underAttack.failures,
+        firstFailure: underAttack.firstFailure,
+      },
+      attack: attacked,
+    };
     return [
       {
         case: THROUGHPUT,

@@ -9,7 +9,8 @@ import type { SseClientsOptions, SseClientsReport } from '../sse-clients.js';
 
 const LABEL = '8. memory per idle subscription';
 const BARE_WATCH = 'subscription ($u: String) { communityLayerStatusChanged(userId: $u) }';
-const WATCH = 'subscription ($u: UInt64) { communityLayerStatusChanged(userId: $u) { userId status leftAt leaveCount history { leftAtNs rejoinedAtNs gatedSignals } } }';
+const WATCH =
+  'subscription ($u: UInt64) { communityLayerStatusChanged(userId: $u) { userId status leftAt leaveCount history { leftAtNs rejoinedAtNs gatedSignals } } }';
 
 /**
  * `idleStreams` subscriptions (one per user, as settings pages would hold them) opened against one

@@ -27,23 +27,46 @@ export const overload: Case = {
   labels: [STATUS, SHED, RSS, LOST, LOOP],
   async run(cluster, sizes) {
     const { app, db, workload } = await prepareSignalCase(cluster, sizes);
-    const bodies = Array.from({ length: DISTINCT_BATCHES }, () => body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) }));
+    const bodies = Array.from({ length: DISTINCT_BATCHES }, () =>
+      body(SIGNALS, { inputs: Array.from({ length: BATCH }, () => workload.nextSignal()) }),
+    );
     const probeBody = body(`query ($userId: UInt64) { communityLayerStatus(userId: $userId) { status } }`, { userId: workload.userIds[0] });
     const seconds = sizes.durationSec / sizes.rounds;
 
-    const [capacity] = await interleave([() => httpLoad({ url: app.url, token: cluster.token, bodies, connections: CALLERS, durationSec: seconds })], 1);
-    const rest = await openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec: 0, durationSec: seconds, timeoutMs: 10_000, probeBody });
+    const [capacity] = await interleave(
+      [() => httpLoad({ url: app.url, token: cluster.token, bodies, connections: CALLERS, durationSec: seconds })],
+      1,
+    );
+    const rest = await openLoop({
+      url: app.url,
+      token: cluster.token,
+      bodies,
+      ratePerSec: 0,
+      durationSec: seconds,
+      timeoutMs: 10_000,
+      probeBody,
+    });
     const gc = exposeGc();
     const rssBefore = settle(gc).rss;
     const ratePerSec = Math.ceil(capacity.perSecond * 5);
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
-    const flood = await openLoop({ url: app.url, token: cluster.token, bodies, ratePerSec, durationSec: sizes.overloadSec, timeoutMs: 10_000, probeBody });
+    const flood = await openLoop({
+      url: app.url,
+      token: cluster.token,
+      bodies,
+      ratePerSec,
+      durationSec: sizes.overloadSec,
+      timeoutMs: 10_000,
+      probeBody,
+    });
     loopDelay.disable();
     await app.services.signals.drained();
     const rssAfter = settle(gc).rss;
 
-    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM signal WHERE id = ANY($1::bigint[])', [flood.acknowledgedIds]);
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM signal WHERE id = ANY($1::bigint[])', [
+      flood.acknowledgedIds,
+    ]);
     const lost = flood.acknowledgedIds.length - rows[0]!.n;
     const probeRest = summarize(rest.probeMs);
     const probeFlood = summarize(flood.probeMs);

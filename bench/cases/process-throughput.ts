@@ -5,7 +5,10 @@ import type { ServerProcesses } from '../processes.js';
 import { body, createWorkload, SIGNAL, SIGNALS } from '../workload.js';
 
 const COUNTS = [1, 2, 4] as const;
-const LABELS = COUNTS.flatMap((n) => [`10. single signals, ${n} process${n > 1 ? 'es' : ''}`, `10. batched signals, ${n} process${n > 1 ? 'es' : ''}`]);
+const LABELS = COUNTS.flatMap((n) => [
+  `10. single signals, ${n} process${n > 1 ? 'es' : ''}`,
+  `10. batched signals, ${n} process${n > 1 ? 'es' : ''}`,
+]);
 
 /**
  * Signal throughput against 1, 2 and 4 real server processes on one database, the load spread
@@ -19,7 +22,9 @@ export const processThroughput: Case = {
     const url = await cluster.freshDatabase();
     const workload = createWorkload(sizes.workload);
     const singles = Array.from({ length: sizes.bodies }, () => body(SIGNAL, { input: workload.nextSignal() }));
-    const batches = Array.from({ length: 16 }, () => body(SIGNALS, { inputs: Array.from({ length: sizes.batchSize }, () => workload.nextSignal()) }));
+    const batches = Array.from({ length: 16 }, () =>
+      body(SIGNALS, { inputs: Array.from({ length: sizes.batchSize }, () => workload.nextSignal()) }),
+    );
     const seconds = sizes.durationSec / sizes.rounds;
     const groups: ServerProcesses[] = [];
     const rows: Row[] = [];

@@ -33,12 +33,21 @@ export const purge: Case = {
          FROM generate_series(1, $2::int) g`,
       [USER, signals],
     );
-    await db.query(`INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
-                    SELECT id, cohort_ids[1], user_id, item_id, weight_micros, at_ns FROM signal WHERE user_id = $1`, [USER]);
-    await db.query(`INSERT INTO community_item_aggregate (item_id, shard, signal_count, weight_micros_sum)
-                    SELECT item_id, 99, count(*), sum(weight_micros) FROM signal WHERE user_id = $1 GROUP BY item_id`, [USER]);
-    await db.query(`INSERT INTO cohort_item_aggregate (cohort_id, item_id, shard, signal_count, weight_micros_sum)
-                    SELECT cohort_id, item_id, 99, count(*), sum(weight_micros) FROM cohort_contribution WHERE user_id = $1 GROUP BY 1, 2`, [USER]);
+    await db.query(
+      `INSERT INTO cohort_contribution (signal_id, cohort_id, user_id, item_id, weight_micros, at_ns)
+                    SELECT id, cohort_ids[1], user_id, item_id, weight_micros, at_ns FROM signal WHERE user_id = $1`,
+      [USER],
+    );
+    await db.query(
+      `INSERT INTO community_item_aggregate (item_id, shard, signal_count, weight_micros_sum)
+                    SELECT item_id, 99, count(*), sum(weight_micros) FROM signal WHERE user_id = $1 GROUP BY item_id`,
+      [USER],
+    );
+    await db.query(
+      `INSERT INTO cohort_item_aggregate (cohort_id, item_id, shard, signal_count, weight_micros_sum)
+                    SELECT cohort_id, item_id, 99, count(*), sum(weight_micros) FROM cohort_contribution WHERE user_id = $1 GROUP BY 1, 2`,
+      [USER],
+    );
     await graphql(app, cluster.token, `mutation ($u: UInt64) { leaveCommunityLayer(userId: $u) { leftAtNs } }`, { u: USER });
     await db.query('VACUUM ANALYZE');
 
@@ -49,15 +58,22 @@ export const purge: Case = {
       rawMs = await rawDelete(db);
     });
 
-    const rest = await singleSignals(app, cluster.token, async () => new Promise((resolve) => setTimeout(resolve, sizes.durationSec * 1000)));
+    const rest = await singleSignals(
+      app,
+      cluster.token,
+      async () => new Promise((resolve) => setTimeout(resolve, sizes.durationSec * 1000)),
+    );
     let purgeMs = 0;
     let removed = 0;
     const during = await singleSignals(app, cluster.token, async () => {
       const started = performance.now();
       await graphql(app, cluster.token, `mutation ($u: UInt64) { purgeCommunityContributions(userId: $u) { purgeId } }`, { u: USER });
       for (;;) {
-        const receipt = (await graphql(app, cluster.token, `query ($u: UInt64) { communityPurges(userId: $u, last: 1) { status removedSoFar } }`, { u: USER }))
-          .communityPurges[0];
+        const receipt = (
+          await graphql(app, cluster.token, `query ($u: UInt64) { communityPurges(userId: $u, last: 1) { status removedSoFar } }`, {
+            u: USER,
+          })
+        ).communityPurges[0];
         if (receipt.status === 'FINISHED') {
           removed = receipt.removedSoFar;
           break;
@@ -66,7 +82,8 @@ export const purge: Case = {
       }
       purgeMs = performance.now() - started;
     });
-    const verified = (await graphql(app, cluster.token, `{ verifyCommunityAggregates { consistent } }`, {})).verifyCommunityAggregates.consistent;
+    const verified = (await graphql(app, cluster.token, `{ verifyCommunityAggregates { consistent } }`, {})).verifyCommunityAggregates
+      .consistent;
     const ratio = purgeMs / rawMs;
     return [
       {
@@ -76,7 +93,16 @@ export const purge: Case = {
         ratio,
         target: '≤ 2.0',
         met: ratio <= 2 && verified && removed === signals * 2,
-        details: { entries: signals * 2, removed, purgeMs, rawMs, rawAtRestMs, consistent: verified, signalAtRest: rest, signalDuringPurge: during },
+        details: {
+          entries: signals * 2,
+          removed,
+          purgeMs,
+          rawMs,
+          rawAtRestMs,
+          consistent: verified,
+          signalAtRest: rest,
+          signalDuringPurge: during,
+        },
       },
     ];
   },
@@ -90,7 +116,12 @@ async function singleSignals(app: App, token: string, during: () => Promise<void
     for (let i = 0; running; i++) {
       const started = performance.now();
       await graphql(app, token, `mutation ($input: SignalInput!) { signal(input: $input) { forwarded } }`, {
-        input: { userId: String(1000 + id), itemId: `item-${(i * 7 + id) % ITEMS}`, kind: 'VIEW', context: { cohortIds: [`cohort-${i % COHORTS}`] } },
+        input: {
+          userId: String(1000 + id),
+          itemId: `item-${(i * 7 + id) % ITEMS}`,
+          kind: 'VIEW',
+          context: { cohortIds: [`cohort-${i % COHORTS}`] },
+        },
       });
       latencies.push(performance.now() - started);
     }

@@ -31,9 +31,17 @@ export const refusalCost: Case = {
     const [processes, refusers] = await Promise.all([cluster.startProcesses(url, 1, ENVIRONMENT), startRefusers(1)]);
     try {
       const target = processes.urls[0]!;
-      const steady = (durationSec: number) => openLoop({ url: target, token: cluster.token, bodies, ratePerSec: STEADY_PER_SEC, durationSec, timeoutMs: 10_000 });
+      const steady = (durationSec: number) =>
+        openLoop({ url: target, token: cluster.token, bodies, ratePerSec: STEADY_PER_SEC, durationSec, timeoutMs: 10_000 });
       const flooding = async (urls: string[], windowSec: number): Promise<[OpenLoopSample, FloodResult]> => {
-        const flood = await startFlood({ urls, token: flooderToken, userId: '888888', pointsPerSec: FLOOD_PER_SEC, batchSize: 1, singlesOnly: true });
+        const flood = await startFlood({
+          urls,
+          token: flooderToken,
+          userId: '888888',
+          pointsPerSec: FLOOD_PER_SEC,
+          batchSize: 1,
+          singlesOnly: true,
+        });
         await steady(FLOOD_WARMUP_SEC);
         const sample = await steady(windowSec);
         return [sample, await flood.stop()];
@@ -57,7 +65,10 @@ export const refusalCost: Case = {
 function rowOf(service: [OpenLoopSample, FloodResult][], bare: [OpenLoopSample, FloodResult][], rounds: number, windowSec: number): Row {
   const latencies = (arm: [OpenLoopSample, FloodResult][]) => summarize(arm.flatMap(([sample]) => sample.okMs));
   const floods = (arm: [OpenLoopSample, FloodResult][]) => {
-    const [sent, refused, seconds] = arm.reduce(([s, r, t], [, flood]) => [s + flood.sent, r + flood.refused, t + flood.seconds], [0, 0, 0]);
+    const [sent, refused, seconds] = arm.reduce(
+      ([s, r, t], [, flood]) => [s + flood.sent, r + flood.refused, t + flood.seconds],
+      [0, 0, 0],
+    );
     return { sent, refused, perSec: sent / Math.max(1, seconds) };
   };
   const failures = (arm: [OpenLoopSample, FloodResult][]) => arm.reduce((sum, [sample]) => sum + sample.failures, 0);
@@ -71,6 +82,13 @@ function rowOf(service: [OpenLoopSample, FloodResult][], bare: [OpenLoopSample, 
     ratio,
     target: '≤ 1.2',
     met: ratio <= 1.2 && failures(service) === 0,
-    details: { serviceFlood, bareFlood, failures: { service: failures(service), bare: failures(bare) }, windowSec, steadyPerSec: STEADY_PER_SEC, floodPerSec: FLOOD_PER_SEC },
+    details: {
+      serviceFlood,
+      bareFlood,
+      failures: { service: failures(service), bare: failures(bare) },
+      windowSec,
+      steadyPerSec: STEADY_PER_SEC,
+      floodPerSec: FLOOD_PER_SEC,
+    },
   };
 }

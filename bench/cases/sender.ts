@@ -33,7 +33,8 @@ export const sender: Case = {
     await leaveUsers(await cluster.sqlClient(url), workload.leftUserIds, []);
     const app = { url: (await cluster.startProcesses(url, 1)).urls[0]! };
     const seconds = sizes.durationSec / sizes.rounds;
-    const batch = (): SignalInputJson[] => Array.from({ length: sizes.batchSize }, () => ({ ...workload.nextSignal(), eventId: randomUUID() }));
+    const batch = (): SignalInputJson[] =>
+      Array.from({ length: sizes.batchSize }, () => ({ ...workload.nextSignal(), eventId: randomUUID() }));
 
     const raw = async (durationSec: number, loops: number) => {
       const until = performance.now() + durationSec * 1000;
@@ -46,7 +47,8 @@ export const sender: Case = {
             body: body(SEND_SIGNALS, { inputs: batch() }),
           });
           const result = (await response.json()) as { errors?: unknown[]; data?: { sendSignals: { items: { signalId?: string }[] } } };
-          if (result.errors || result.data?.sendSignals.items.some((item) => !item.signalId)) throw new Error(`raw loop: ${JSON.stringify(result).slice(0, 200)}`);
+          if (result.errors || result.data?.sendSignals.items.some((item) => !item.signalId))
+            throw new Error(`raw loop: ${JSON.stringify(result).slice(0, 200)}`);
           signals += sizes.batchSize;
         }
         return signals;
@@ -55,7 +57,14 @@ export const sender: Case = {
       return counts.reduce((sum, count) => sum + count, 0) / durationSec;
     };
     const library = async (durationSec: number, concurrency: number) => {
-      const client = new Sender({ url: app.url, token: cluster.token, concurrency, maxBatchSize: sizes.batchSize, maxBatchBytes: 10_000_000, maxBufferedSignals: sizes.batchSize * (concurrency + 1) });
+      const client = new Sender({
+        url: app.url,
+        token: cluster.token,
+        concurrency,
+        maxBatchSize: sizes.batchSize,
+        maxBatchBytes: 10_000_000,
+        maxBufferedSignals: sizes.batchSize * (concurrency + 1),
+      });
       let signals = 0;
       const until = performance.now() + durationSec * 1000;
       // Each batch's last outcome. The producer keeps one batch buffered beyond the `concurrency` in flight, as a
@@ -80,7 +89,10 @@ export const sender: Case = {
     const rows = [];
     const libraryRates: number[] = [];
     const rawRates: number[] = [];
-    for (const [label, inFlight] of [[LABELS[0], 1], [LABELS[1], CONCURRENCY]] as const) {
+    for (const [label, inFlight] of [
+      [LABELS[0], 1],
+      [LABELS[1], CONCURRENCY],
+    ] as const) {
       await raw(sizes.warmupSec, inFlight);
       await library(sizes.warmupSec, inFlight);
       const rates = { raw: [] as number[], library: [] as number[] };
@@ -107,7 +119,12 @@ export const sender: Case = {
         ratio,
         target: inFlight === 1 ? '≥ 0.95×' : '≥ 0.9×',
         met: ratio >= (inFlight === 1 ? 0.95 : 0.9),
-        details: { batchSize: sizes.batchSize, inFlight, rounds: rates, clientCpuMsPer1000Signals: { raw: perThousand('raw'), library: perThousand('library') } },
+        details: {
+          batchSize: sizes.batchSize,
+          inFlight,
+          rounds: rates,
+          clientCpuMsPer1000Signals: { raw: perThousand('raw'), library: perThousand('library') },
+        },
       });
       libraryRates.push(mean(rates.library));
       rawRates.push(mean(rates.raw));

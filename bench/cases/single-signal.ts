@@ -30,22 +30,29 @@ export const singleSignal: Case = {
     const inputs = Array.from({ length: sizes.bodies }, () => workload.nextSignal());
     const seconds = sizes.durationSec / sizes.rounds;
     const echo = await bareYogaEcho();
-    const load = (query: string, durationSec: number, eventIds = false, url = app.url) => () =>
-      httpLoad({
-        url,
-        token: cluster.token,
-        bodies: inputs.map((input) => body(query, { input: eventIds ? withEventId(input) : input })),
-        connections: sizes.connections,
-        durationSec,
-        freshEventIds: eventIds,
-      });
+    const load =
+      (query: string, durationSec: number, eventIds = false, url = app.url) =>
+      () =>
+        httpLoad({
+          url,
+          token: cluster.token,
+          bodies: inputs.map((input) => body(query, { input: eventIds ? withEventId(input) : input })),
+          connections: sizes.connections,
+          durationSec,
+          freshEventIds: eventIds,
+        });
     let next = 0;
     const rawInsert = () =>
       pgLoad({ url, clients: sizes.connections, durationSec: seconds, next: () => singleInsert(inputs[next++ % inputs.length]!, left) });
 
     // Every path warm, so no figure pays for the JIT. Warm-up results are not figures: on a busy
     // machine a short warm-up may see no response, and that must not end the case.
-    const warmups = [load(VALIDATE, sizes.warmupSec), load(SIGNAL, sizes.warmupSec), load(SIGNAL, sizes.warmupSec, true), load(SIGNAL, sizes.warmupSec, false, echo.url)];
+    const warmups = [
+      load(VALIDATE, sizes.warmupSec),
+      load(SIGNAL, sizes.warmupSec),
+      load(SIGNAL, sizes.warmupSec, true),
+      load(SIGNAL, sizes.warmupSec, false, echo.url),
+    ];
     for (const warm of warmups) await warm();
     const [ceiling, measured, raw, withIds, bare] = await interleave(
       [load(VALIDATE, seconds), load(SIGNAL, seconds), rawInsert, load(SIGNAL, seconds, true), load(SIGNAL, seconds, false, echo.url)],
@@ -59,7 +66,12 @@ export const singleSignal: Case = {
     // Server CPU per request, alternating: the echo, the app without the database, the app, and a
     // second server over the app with every request layer left out (their price together); then
     // one profile of the app splits its CPU by part.
-    const cpuLoad = { token: cluster.token, bodies: inputs.map((input) => body(SIGNAL, { input })), connections: sizes.connections, durationSec: Math.max(1, seconds / 2) };
+    const cpuLoad = {
+      token: cluster.token,
+      bodies: inputs.map((input) => body(SIGNAL, { input })),
+      connections: sizes.connections,
+      durationSec: Math.max(1, seconds / 2),
+    };
     const layerless = await secondServer(app, withoutRequestLayers);
     const cpu = { echo: [] as number[], validate: [] as number[], app: [] as number[], noLayers: [] as number[] };
     try {
@@ -73,9 +85,16 @@ export const singleSignal: Case = {
     } finally {
       await Promise.all([echo.close(), layerless.close()]);
     }
-    const [echoCpu, validateCpu, appCpu, noLayersCpu] = [cpu.echo, cpu.validate, cpu.app, cpu.noLayers].map(mean) as [number, number, number, number];
+    const [echoCpu, validateCpu, appCpu, noLayersCpu] = [cpu.echo, cpu.validate, cpu.app, cpu.noLayers].map(mean) as [
+      number,
+      number,
+      number,
+      number,
+    ];
     const layers = await layerCosts(app, cpuLoad, appCpu);
-    const costliest = Object.entries(layers.partUs).filter(([part]) => (REQUEST_LAYERS as readonly string[]).includes(part)).slice(0, 3);
+    const costliest = Object.entries(layers.partUs)
+      .filter(([part]) => (REQUEST_LAYERS as readonly string[]).includes(part))
+      .slice(0, 3);
 
     const vsHttp = measured.perSecond / ceiling.perSecond;
     return [
@@ -114,7 +133,11 @@ export const singleSignal: Case = {
         ratio: echoCpu / appCpu,
         target: '≥ 0.90',
         met: echoCpu / appCpu >= 0.9,
-        details: { cpuUsPerRequest: { app: cpu.app, validateSignal: cpu.validate, withoutRequestLayers: cpu.noLayers, bareYogaEcho: cpu.echo }, partUs: layers.partUs, profileSamples: layers.samples },
+        details: {
+          cpuUsPerRequest: { app: cpu.app, validateSignal: cpu.validate, withoutRequestLayers: cpu.noLayers, bareYogaEcho: cpu.echo },
+          partUs: layers.partUs,
+          profileSamples: layers.samples,
+        },
       },
     ];
   },

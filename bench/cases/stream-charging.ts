@@ -33,9 +33,15 @@ export const streamCharging: Case = {
     const processes = await cluster.startProcesses(url, 1, { FAIR_SHARE_SERVICES: services, FAIR_SHARE_INSTANCES: '1' });
     try {
       const target = processes.urls[0]!;
-      const [pager, reopener] = await Promise.all([cluster.tokenFor('pager', 'community:feed'), cluster.tokenFor('reopener', 'community:feed')]);
+      const [pager, reopener] = await Promise.all([
+        cluster.tokenFor('pager', 'community:feed'),
+        cluster.tokenFor('reopener', 'community:feed'),
+      ]);
       const seconds = Math.max(3, Math.min(20, sizes.durationSec * 1.4));
-      const [paged, reopened] = await Promise.all([pageReader(target, pager, seconds), reopeningReader(target, reopener, seconds, PER_OPEN)]);
+      const [paged, reopened] = await Promise.all([
+        pageReader(target, pager, seconds),
+        reopeningReader(target, reopener, seconds, PER_OPEN),
+      ]);
       const ratio = reopened.events / Math.max(1, paged.events);
       const allowed = BUDGET.capacity + BUDGET.rate * seconds;
       const row: Row = {

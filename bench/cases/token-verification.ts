@@ -35,13 +35,19 @@ export const tokenVerificationInProcess: InProcessCase = {
     const common = { NODE_ENV: 'test', AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE };
     const logger = createLogger({ env: 'test', logLevel: 'silent' });
     const auth = loadConfig(common).auth;
-    const remote = createKeySource({ ...auth, key: { kind: 'jwks', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks` } }, logger);
+    const remote = createKeySource(
+      { ...auth, key: { kind: 'jwks', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks` } },
+      logger,
+    );
     try {
       remote.start();
       while (!remote.loaded) await new Promise((resolve) => setTimeout(resolve, 5));
       const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
       const arms = {
-        jwks: { keys: remote, tokens: await tokens(sizes.verifications, (jwt) => jwt.setProtectedHeader({ alg: 'RS256', kid: 'bench-key' }).sign(privateKey)) },
+        jwks: {
+          keys: remote,
+          tokens: await tokens(sizes.verifications, (jwt) => jwt.setProtectedHeader({ alg: 'RS256', kid: 'bench-key' }).sign(privateKey)),
+        },
         pem: {
           keys: createKeySource({ ...auth, key: { kind: 'publicKey', pem } }, logger),
           tokens: await tokens(sizes.verifications, (jwt) => jwt.setProtectedHeader({ alg: 'RS256' }).sign(privateKey)),
@@ -80,12 +86,33 @@ export const tokenVerificationInProcess: InProcessCase = {
       const cpu = (name: keyof typeof arms) => median(byRound[name].cpuUs);
       const wall = (name: keyof typeof arms) => median(byRound[name].wallUs);
       const rememberedUs = await rememberedMicros(arms.jwks.keys, rules, arms.jwks.tokens[0]!, sizes.verifications);
-      const details = { verificationsPerRound: sizes.verifications, rounds: ROUNDS, microsByRound: byRound, rememberedTokenWallMicros: rememberedUs };
+      const details = {
+        verificationsPerRound: sizes.verifications,
+        rounds: ROUNDS,
+        microsByRound: byRound,
+        rememberedTokenWallMicros: rememberedUs,
+      };
       const figure = `${num(cpu('jwks'), 1)} µs CPU per new token (wall ${num(wall('jwks'), 1)} µs; a remembered token ${num(rememberedUs, 1)} µs)`;
       const versus = (name: 'pem' | 'secret', label: string) => `${label} ${num(cpu(name), 1)} µs CPU (wall ${num(wall(name), 1)} µs)`;
       return [
-        { case: VS_PEM, figure, ceiling: versus('pem', 'static PEM'), ratio: cpu('jwks') / cpu('pem'), target: '≤ 1.10', met: cpu('jwks') / cpu('pem') <= 1.1, details },
-        { case: VS_SECRET, figure, ceiling: versus('secret', 'static HS256'), ratio: cpu('jwks') / cpu('secret'), target: '—', met: null, details },
+        {
+          case: VS_PEM,
+          figure,
+          ceiling: versus('pem', 'static PEM'),
+          ratio: cpu('jwks') / cpu('pem'),
+          target: '≤ 1.10',
+          met: cpu('jwks') / cpu('pem') <= 1.1,
+          details,
+        },
+        {
+          case: VS_SECRET,
+          figure,
+          ceiling: versus('secret', 'static HS256'),
+          ratio: cpu('jwks') / cpu('secret'),
+          target: '—',
+          met: null,
+          details,
+        },
       ];
     } finally {
       remote.stop();
@@ -100,7 +127,13 @@ export const tokenVerification = inFreshProcess(tokenVerificationInProcess, new 
 async function tokens(count: number, sign: (jwt: SignJWT) => Promise<string>): Promise<string[]> {
   return Promise.all(
     Array.from({ length: count }, (_, i) =>
-      sign(new SignJWT({ sub: String(1_000 + i), scope: 'signals:write' }).setIssuer(ISSUER).setAudience(AUDIENCE).setIssuedAt().setExpirationTime('2h')),
+      sign(
+        new SignJWT({ sub: String(1_000 + i), scope: 'signals:write' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setIssuedAt()
+          .setExpirationTime('2h'),
+      ),
     ),
   );
 }
@@ -123,7 +156,12 @@ async function costOf(authenticator: Authenticator, jwts: readonly string[]): Pr
 }
 
 /** A token the Authenticator verified before: what most requests of a client reusing its token cost. */
-async function rememberedMicros(keys: KeySource, rules: ConstructorParameters<typeof Authenticator>[1], jwt: string, count: number): Promise<number> {
+async function rememberedMicros(
+  keys: KeySource,
+  rules: ConstructorParameters<typeof Authenticator>[1],
+  jwt: string,
+  count: number,
+): Promise<number> {
   const authenticator = new Authenticator(keys, rules);
   await authenticator.authenticate(`Bearer ${jwt}`);
   const started = process.hrtime.bigint();

@@ -22,18 +22,31 @@ export const tracingCost: Case = {
     const receiver = await startOtlpReceiver({ keep: false });
     try {
       const workload = createWorkload(sizes.workload);
-      const batches = Array.from({ length: 16 }, () => body(SIGNALS, { inputs: Array.from({ length: sizes.batchSize }, () => workload.nextSignal()) }));
+      const batches = Array.from({ length: 16 }, () =>
+        body(SIGNALS, { inputs: Array.from({ length: sizes.batchSize }, () => workload.nextSignal()) }),
+      );
       // Budgets off: three processes share the bench token's budget, which full-size load outruns (case 22 measures the limiter).
       const room = { SIGNAL_QUEUE_MAX: '20000', FAIR_SHARE: 'false' };
       const [plain, traced, logged] = await Promise.all([
         cluster.startProcesses(url, 1, room),
-        cluster.startProcesses(url, 1, { ...room, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_MAX_QUEUE_SIZE: '65536' }),
+        cluster.startProcesses(url, 1, {
+          ...room,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_TRACES_SAMPLER: 'always_on',
+          OTEL_BSP_MAX_QUEUE_SIZE: '65536',
+        }),
         cluster.startProcesses(url, 1, { ...room, LOG_LEVEL: 'info', ACCESS_LOG_SAMPLE: '1' }),
       ]);
       const cpuMs = new Map<number, { ms: number; calls: number }>();
       const load = (target: { urls: string[]; pids: number[] }, durationSec: number) => async () => {
         const before = processCpuMs(target.pids[0]!);
-        const sample = await httpLoad({ url: target.urls[0]!, token: cluster.token, bodies: batches, connections: sizes.batchCallers, durationSec });
+        const sample = await httpLoad({
+          url: target.urls[0]!,
+          token: cluster.token,
+          bodies: batches,
+          connections: sizes.batchCallers,
+          durationSec,
+        });
         const spent = cpuMs.get(target.pids[0]!) ?? { ms: 0, calls: 0 };
         cpuMs.set(target.pids[0]!, { ms: spent.ms + processCpuMs(target.pids[0]!) - before, calls: spent.calls + sample.requests });
         return sample;
@@ -58,7 +71,16 @@ export const tracingCost: Case = {
           ratio: onCpu / offCpu,
           target: '≤ 1.05',
           met: onCpu / offCpu <= 1.05,
-          details: { on, off, throughputRatio: on.perSecond / off.perSecond, cpuMsPerCall: { off: offCpu, on: onCpu, accessLog: logCpu }, otlpExports: exports, inputsPerCall: sizes.batchSize, callers: sizes.batchCallers, rounds },
+          details: {
+            on,
+            off,
+            throughputRatio: on.perSecond / off.perSecond,
+            cpuMsPerCall: { off: offCpu, on: onCpu, accessLog: logCpu },
+            otlpExports: exports,
+            inputsPerCall: sizes.batchSize,
+            callers: sizes.batchCallers,
+            rounds,
+          },
         },
         {
           case: ACCESS_LOG,

@@ -29,11 +29,14 @@ async function healthyReceiver() {
   const arrived = new Map<string, number>();
   const server = http.createServer((req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (part: string) => (body += part)).on('end', () => {
-      const userId = (JSON.parse(body) as { data: { userId: string } }).data.userId;
-      if (!arrived.has(userId)) arrived.set(userId, performance.now());
-      res.writeHead(204).end();
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (part: string) => (body += part))
+      .on('end', () => {
+        const userId = (JSON.parse(body) as { data: { userId: string } }).data.userId;
+        if (!arrived.has(userId)) arrived.set(userId, performance.now());
+        res.writeHead(204).end();
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const close = () => {
@@ -65,7 +68,9 @@ export const webhookIsolation: Case = {
       return u;
     };
     try {
-      const port = await new Promise<number>((resolve) => hostile.once('message', (message) => resolve((message as { port: number }).port)));
+      const port = await new Promise<number>((resolve) =>
+        hostile.once('message', (message) => resolve((message as { port: number }).port)),
+      );
       const deploy = async (paths: string[]) => {
         const processes = await cluster.startProcesses(await cluster.freshDatabase(), 1, ALLOW);
         const app = { url: processes.urls[0]! };
@@ -77,7 +82,12 @@ export const webhookIsolation: Case = {
         return { app, processes, latencies: [] as number[] };
       };
       // Deployed at once (the quick run stays short); each arm is measured on its own afterwards.
-      const [alone, hanging, flapping, endless] = await Promise.all([deploy([]), deploy(PATHS.hanging), deploy(PATHS.flapping), deploy(PATHS.endless)]);
+      const [alone, hanging, flapping, endless] = await Promise.all([
+        deploy([]),
+        deploy(PATHS.hanging),
+        deploy(PATHS.flapping),
+        deploy(PATHS.endless),
+      ]);
       const arms = { alone: alone!, hanging: hanging!, flapping: flapping!, endless: endless! };
       for (let round = 0; round < sizes.rounds; round++) {
         for (const arm of Object.values(arms)) {

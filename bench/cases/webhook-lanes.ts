@@ -17,12 +17,15 @@ async function receiver(hang: boolean) {
   const held = new Set<http.ServerResponse>();
   const server = http.createServer((req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => {
-      if (hang) return void held.add(res);
-      const userId = (JSON.parse(body) as { data: { userId: string } }).data.userId;
-      if (!arrived.has(userId)) arrived.set(userId, performance.now());
-      res.writeHead(204).end();
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => (body += chunk))
+      .on('end', () => {
+        if (hang) return void held.add(res);
+        const userId = (JSON.parse(body) as { data: { userId: string } }).data.userId;
+        if (!arrived.has(userId)) arrived.set(userId, performance.now());
+        res.writeHead(204).end();
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const close = () => {
@@ -120,7 +123,10 @@ async function killAndRecover(cluster: Cluster, firstUser: number): Promise<numb
     const crashing = await cluster.startProcesses(database, 1, { ...ALLOW, WEBHOOK_CONCURRENCY: '1' });
     const app = { url: crashing.urls[0]! };
     await graphql(app, cluster.token, REGISTER, { u: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` });
-    for (let i = 0; i < 10; i++) await graphql(app, cluster.token, `mutation ($u: UInt64) { leaveCommunityLayer(userId: $u) { status } }`, { u: String(firstUser + i) });
+    for (let i = 0; i < 10; i++)
+      await graphql(app, cluster.token, `mutation ($u: UInt64) { leaveCommunityLayer(userId: $u) { status } }`, {
+        u: String(firstUser + i),
+      });
     await eventually(() => held.length === 1, 60_000);
     process.kill(crashing.pids[0]!, 'SIGKILL');
     killedAt = performance.now();

@@ -37,8 +37,13 @@ const postgres = new URL(environment.DATABASE_URL);
 
 const manifest = path.join(import.meta.dirname, '../../deploy/kubernetes/community-layer.yaml');
 const objects = parseAllDocuments(await readFile(manifest, 'utf8')).map((document) => document.toJS());
-const configMaps = new Map<string, Record<string, string>>(objects.filter((object) => object.kind === 'ConfigMap').map((object) => [object.metadata.name, object.data]));
-const ports: Partial<Record<string, [http: number, metrics: number]>> = { 'community-layer': [server, serverMetrics], 'community-layer-delivery': [delivery, deliveryMetrics] };
+const configMaps = new Map<string, Record<string, string>>(
+  objects.filter((object) => object.kind === 'ConfigMap').map((object) => [object.metadata.name, object.data]),
+);
+const ports: Partial<Record<string, [http: number, metrics: number]>> = {
+  'community-layer': [server, serverMetrics],
+  'community-layer-delivery': [delivery, deliveryMetrics],
+};
 
 function onHost(spec: any, name: string) {
   spec.hostNetwork = true;
@@ -48,7 +53,8 @@ function onHost(spec: any, name: string) {
     // under the container's own env, so WEBHOOK_DELIVERY=on of the delivery Deployment holds.
     const inlined = (container.envFrom ?? []).filter((source: any) => source.configMapRef);
     const variables = new Map<string, string>();
-    for (const source of inlined) for (const [key, value] of Object.entries(configMaps.get(source.configMapRef.name) ?? {})) variables.set(key, String(value));
+    for (const source of inlined)
+      for (const [key, value] of Object.entries(configMaps.get(source.configMapRef.name) ?? {})) variables.set(key, String(value));
     for (const { name: key, value } of container.env ?? []) variables.set(key, value);
     if (http !== undefined) {
       variables.set('PORT', String(http));
@@ -95,12 +101,19 @@ for (const object of objects) {
     rest.push(object);
   }
 }
-rest.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${pgbouncerSecret.metadata.name}-secret` }, data: pgbouncerSecret.stringData });
+rest.push({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: `${pgbouncerSecret.metadata.name}-secret` },
+  data: pgbouncerSecret.stringData,
+});
 
 await mkdir(values.out, { recursive: true });
 // JSON, which is YAML too, with every string quoted (podman's YAML 1.1 parser would read `off` as false).
 const yaml = (documents: unknown[]) => documents.map((document) => JSON.stringify(document, null, 2)).join('\n---\n');
 await writeFile(path.join(values.out, 'migrate.yaml'), yaml(first));
 await writeFile(path.join(values.out, 'services.yaml'), yaml(rest));
-const podmanSecret = Object.fromEntries(Object.entries(appSecret.stringData).map(([key, value]) => [key, Buffer.from(value).toString('base64')]));
+const podmanSecret = Object.fromEntries(
+  Object.entries(appSecret.stringData).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+);
 await writeFile(path.join(values.out, `${appSecret.metadata.name}.secret.json`), JSON.stringify(podmanSecret), { mode: 0o600 });

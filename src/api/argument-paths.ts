@@ -1,7 +1,16 @@
 import { Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
 
 const VALUE_KINDS = new Set<string>([
-  Kind.INT, Kind.FLOAT, Kind.STRING, Kind.BOOLEAN, Kind.NULL, Kind.ENUM, Kind.LIST, Kind.OBJECT, Kind.OBJECT_FIELD, Kind.VARIABLE,
+  Kind.INT,
+  Kind.FLOAT,
+  Kind.STRING,
+  Kind.BOOLEAN,
+  Kind.NULL,
+  Kind.ENUM,
+  Kind.LIST,
+  Kind.OBJECT,
+  Kind.OBJECT_FIELD,
+  Kind.VARIABLE,
 ]);
 
 export function isArgumentValue(node: ASTNode): boolean {
@@ -50,5 +59,9 @@ export function variableArguments(document: DocumentNode): Map<string, string> {
 
 /** graphql-js's text for a field missing from, or unknown to, an input object: its name, to add to the path. */
 export function fieldNamedIn(message: string): string | null {
-  return /Field "(?:[_A-Za-z][_0-9A-Za-z]*\.)?([_A-Za-z][_0-9A-Za-z]*)" (?:of required type .* was not provided|is not defined by type)/.exec(message)?.[1] ?? null;
+  return (
+    /Field "(?:[_A-Za-z][_0-9A-Za-z]*\.)?([_A-Za-z][_0-9A-Za-z]*)" (?:of required type .* was not provided|is not defined by type)/.exec(
+      message,
+    )?.[1] ?? null
+  );
 }

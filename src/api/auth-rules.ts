@@ -41,7 +41,10 @@ export const rules = {
   acknowledgePurge: { purgeAcknowledger: true },
 } as const;
 
-export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string; signalWriter: string; feedReader: string; purgeAcknowledger: string }) {
+export function scopeLoaders(
+  viewer: Viewer | null,
+  scopeNames: { admin: string; signalWriter: string; feedReader: string; purgeAcknowledger: string },
+) {
   return {
     authenticated: viewer !== null,
     admin: viewer?.scopes.has(scopeNames.admin) ?? false,
@@ -49,8 +52,7 @@ export function scopeLoaders(viewer: Viewer | null, scopeNames: { admin: string;
     feedReader: viewer?.scopes.has(scopeNames.feedReader) ?? false,
     purgeAcknowledger: viewer?.scopes.has(scopeNames.purgeAcknowledger) ?? false,
     service: viewer !== null && viewer.userId == null,
-    self: (userIds: readonly string[]) =>
-      viewer?.userId != null && userIds.length > 0 && userIds.every((id) => id === viewer.userId),
+    self: (userIds: readonly string[]) => viewer?.userId != null && userIds.length > 0 && userIds.every((id) => id === viewer.userId),
   };
 }
 

@@ -15,7 +15,10 @@ import { TooManySubscriptionsError } from '../util/subscription-caps.js';
  * Retry-After (from config). Anything unknown is a masked INTERNAL_SERVER_ERROR whose detail (SQL,
  * driver text, stack) goes only to the log, under the request id.
  */
-export function domainError(error: unknown, options: { retryAfterSeconds: number; requestId?: string | undefined; logger: Logger }): GraphQLError | null {
+export function domainError(
+  error: unknown,
+  options: { retryAfterSeconds: number; requestId?: string | undefined; logger: Logger },
+): GraphQLError | null {
   const { retryAfterSeconds, requestId } = options;
   if (error instanceof AbandonedError) {
     return new GraphQLError('The client disconnected before the signals were written.', { extensions: { code: 'CLIENT_CLOSED_REQUEST' } });

@@ -16,7 +16,7 @@ const AcknowledgementStateEnum = builder.enumType('PurgeAcknowledgementState', {
 });
 
 const DownstreamStateEnum = builder.enumType('DownstreamPurgeState', {
-  description: "Where a purge stands in one downstream processor.",
+  description: 'Where a purge stands in one downstream processor.',
   values: {
     PENDING: { description: 'It has not acknowledged the purge yet.' },
     DONE: { description: 'It reported the purge done.' },
@@ -28,9 +28,14 @@ const ProcessorRef = builder.objectRef<DownstreamProcessor>('DownstreamProcessor
   description: 'A downstream system (a feature store, a warehouse, a training job) that acknowledges purges with its service token.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UInt64', description: 'Identifies the processor.' }),
-    subject: t.exposeString('subject', { description: "The `sub` of the processor's service token: acknowledgements with it are this processor's." }),
+    subject: t.exposeString('subject', {
+      description: "The `sub` of the processor's service token: acknowledgements with it are this processor's.",
+    }),
     name: t.exposeString('name', { description: 'What it is called, for people.' }),
-    retired: t.boolean({ description: 'Retired: it no longer counts towards purges, nor may it acknowledge.', resolve: (processor) => processor.retired_at !== null }),
+    retired: t.boolean({
+      description: 'Retired: it no longer counts towards purges, nor may it acknowledge.',
+      resolve: (processor) => processor.retired_at !== null,
+    }),
   }),
 });
 
@@ -50,32 +55,63 @@ const ProcessorStateRef = builder.objectRef<ProcessorState>('DownstreamPurgeStat
     processor: t.field({ type: ProcessorRef, description: 'The processor.', resolve: (state) => state.processor }),
     state: t.field({ type: DownstreamStateEnum, description: 'PENDING, DONE or FAILED.', resolve: (state) => state.state }),
     reason: t.exposeString('reason', { nullable: true, description: 'Why it failed; null unless FAILED.' }),
-    acknowledgedAt: t.field({ type: 'DateTime', nullable: true, description: 'When the current state was first reported; null while PENDING.', resolve: (state) => state.atNs }),
-    history: t.field({ type: [ChangeRef], description: 'Every change of state, oldest first (a repeated acknowledgement is not a change).', resolve: (state) => state.history }),
+    acknowledgedAt: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the current state was first reported; null while PENDING.',
+      resolve: (state) => state.atNs,
+    }),
+    history: t.field({
+      type: [ChangeRef],
+      description: 'Every change of state, oldest first (a repeated acknowledgement is not a change).',
+      resolve: (state) => state.history,
+    }),
   }),
 });
 
 const DownstreamRef = builder.objectRef<ProcessorState[]>('PurgeDownstream').implement({
-  description: 'The purge in every registered downstream processor: those registered when it was requested, and any that acknowledged it since; retired ones excepted.',
+  description:
+    'The purge in every registered downstream processor: those registered when it was requested, and any that acknowledged it since; retired ones excepted.',
   fields: (t) => ({
-    processors: t.field({ type: [ProcessorStateRef], description: 'Each processor’s state, by processor id.', resolve: (states) => states }),
+    processors: t.field({
+      type: [ProcessorStateRef],
+      description: 'Each processor’s state, by processor id.',
+      resolve: (states) => states,
+    }),
     total: t.int({ description: 'Processors counted (M of "removed from N of M systems").', resolve: (states) => states.length }),
-    done: t.int({ description: 'Processors that report it DONE (N).', resolve: (states) => states.filter((s) => s.state === 'DONE').length }),
-    failed: t.int({ description: 'Processors that report it FAILED.', resolve: (states) => states.filter((s) => s.state === 'FAILED').length }),
-    pending: t.int({ description: 'Processors that have not acknowledged it.', resolve: (states) => states.filter((s) => s.state === 'PENDING').length }),
+    done: t.int({
+      description: 'Processors that report it DONE (N).',
+      resolve: (states) => states.filter((s) => s.state === 'DONE').length,
+    }),
+    failed: t.int({
+      description: 'Processors that report it FAILED.',
+      resolve: (states) => states.filter((s) => s.state === 'FAILED').length,
+    }),
+    pending: t.int({
+      description: 'Processors that have not acknowledged it.',
+      resolve: (states) => states.filter((s) => s.state === 'PENDING').length,
+    }),
   }),
 });
 
 builder.objectField(PurgeReceiptRef, 'downstream', (t) =>
-  t.field({ type: DownstreamRef, description: 'Where this purge stands in each downstream processor.', resolve: (receipt, _args, { services }) => services.purges.downstream.states(receipt.purgeId) }),
+  t.field({
+    type: DownstreamRef,
+    description: 'Where this purge stands in each downstream processor.',
+    resolve: (receipt, _args, { services }) => services.purges.downstream.states(receipt.purgeId),
+  }),
 );
 
 builder.mutationField('registerDownstreamProcessor', (t) =>
   t.field({
     type: ProcessorRef,
-    description: 'Registers a downstream processor (community:admin). It counts towards purges requested from now on. A subject already registered: PROCESSOR_EXISTS.',
+    description:
+      'Registers a downstream processor (community:admin). It counts towards purges requested from now on. A subject already registered: PROCESSOR_EXISTS.',
     args: {
-      subject: t.arg.string({ required: true, description: "The `sub` of its service token (a client id; never a UInt64, which names a user)." }),
+      subject: t.arg.string({
+        required: true,
+        description: 'The `sub` of its service token (a client id; never a UInt64, which names a user).',
+      }),
       name: t.arg.string({ required: true, description: `What it is called, for people (1–${MAX_PROCESSOR_TEXT} characters).` }),
     },
     authScopes: rules.verifyAggregates,
@@ -91,7 +127,8 @@ builder.mutationField('retireDownstreamProcessor', (t) =>
   t.field({
     type: ProcessorRef,
     nullable: true,
-    description: 'Retires a processor (community:admin): it no longer counts, nor may it acknowledge; its acknowledgements stay. Null for an unknown id.',
+    description:
+      'Retires a processor (community:admin): it no longer counts, nor may it acknowledge; its acknowledgements stay. Null for an unknown id.',
     args: { id: t.arg({ type: 'UInt64', required: true, description: 'The processor.' }) },
     authScopes: rules.verifyAggregates,
     resolve: (_root, args, { services }) => services.purges.downstream.retire(args.id).then((processor) => processor ?? null),
@@ -99,23 +136,33 @@ builder.mutationField('retireDownstreamProcessor', (t) =>
 );
 
 builder.queryField('downstreamProcessors', (t) =>
-  t.field({ type: [ProcessorRef], description: 'Every registered processor, retired ones too (community:admin).', authScopes: rules.verifyAggregates, resolve: (_root, _args, { services }) => services.purges.downstream.list() }),
+  t.field({
+    type: [ProcessorRef],
+    description: 'Every registered processor, retired ones too (community:admin).',
+    authScopes: rules.verifyAggregates,
+    resolve: (_root, _args, { services }) => services.purges.downstream.list(),
+  }),
 );
 
 builder.mutationField('acknowledgeCommunityPurge', (t) =>
   t.field({
     type: ProcessorStateRef,
     description:
-      "A downstream processor reports a purge DONE, or FAILED with a reason, with its service token (community:purge-ack; its `sub` names the registered processor). The last acknowledgement is the state; a repeat changes nothing. Refused, writing nothing: a user token (FORBIDDEN), an unregistered or retired processor (UNKNOWN_PROCESSOR), an unknown purge (PURGE_NOT_FOUND).",
+      'A downstream processor reports a purge DONE, or FAILED with a reason, with its service token (community:purge-ack; its `sub` names the registered processor). The last acknowledgement is the state; a repeat changes nothing. Refused, writing nothing: a user token (FORBIDDEN), an unregistered or retired processor (UNKNOWN_PROCESSOR), an unknown purge (PURGE_NOT_FOUND).',
     args: {
       purgeId: t.arg({ type: 'UInt64', required: true, description: 'The purge (PurgeReceipt.purgeId, the feed event’s purgeId).' }),
       state: t.arg({ type: AcknowledgementStateEnum, required: true, description: 'DONE or FAILED.' }),
-      reason: t.arg.string({ required: false, description: `Why it failed (1–${MAX_REASON} characters): required with FAILED, refused with DONE.` }),
+      reason: t.arg.string({
+        required: false,
+        description: `Why it failed (1–${MAX_REASON} characters): required with FAILED, refused with DONE.`,
+      }),
     },
     authScopes: rules.acknowledgePurge,
     resolve: (_root, args, { services, viewer }) => {
       if (viewer?.userId != null || viewer?.subject == null) {
-        throw forbidden('Only the service token of a registered downstream processor (its sub names it) may acknowledge a purge, never a user token.');
+        throw forbidden(
+          'Only the service token of a registered downstream processor (its sub names it) may acknowledge a purge, never a user token.',
+        );
       }
       const reason = args.reason ?? null;
       if (args.state === 'FAILED' && (reason === null || reason.trim() === '' || reason.length > MAX_REASON)) {

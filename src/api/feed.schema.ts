@@ -88,7 +88,8 @@ const afterArgument = {
 builder.queryField('communityMembershipChangePage', (t) =>
   t.field({
     type: ChangePageRef,
-    description: 'The change feed for batch jobs: the same changes, in the same order, as communityMembershipChanges. Needs community:feed.',
+    description:
+      'The change feed for batch jobs: the same changes, in the same order, as communityMembershipChanges. Needs community:feed.',
     args: {
       after: t.arg.string(afterArgument),
       first: t.arg.int({ required: false, defaultValue: DEFAULT_PAGE, description: `Page size, 1–${MAX_PAGE}.` }),

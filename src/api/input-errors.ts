@@ -44,7 +44,8 @@ export function useInputErrorCodes(): Plugin<PerItemCoercion> {
       const badText = textError(args);
       if (badText) setResultAndStopExecution({ errors: [badText] });
     },
-    onValidate: ({ params }) =>
+    onValidate:
+      ({ params }) =>
       ({ result, setResult }) => {
         const inputErrors = result.filter(isLiteralInputError);
         if (inputErrors.length === 0) return;
@@ -60,7 +61,8 @@ function textError(args: ExecutionArgs): GraphQLError | null {
   return bad ? inputError(new GraphQLError(bad.message, { nodes: bad.node }), bad.argument) : null;
 }
 
-const VARIABLE_PROBLEM = /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" (?:got invalid value .*? at "\1((?:\[\d+\]|\.[_A-Za-z][_0-9A-Za-z]*)*)";|)/s;
+const VARIABLE_PROBLEM =
+  /^Variable "\$([_A-Za-z][_0-9A-Za-z]*)" (?:got invalid value .*? at "\1((?:\[\d+\]|\.[_A-Za-z][_0-9A-Za-z]*)*)";|)/s;
 
 /** No code yet, or a scalar's BAD_USER_INPUT that graphql-js wrapped without saying where. */
 function needsShape(error: GraphQLError): boolean {
@@ -91,7 +93,10 @@ function literalError(error: GraphQLError, paths: ReadonlyMap<ASTNode, string>):
   if (!path) return error;
   const field = fieldNamedIn(error.message);
   const argument = `${path}${field ? `.${field}` : ''}`;
-  const message = error instanceof ScalarInputError || error.originalError instanceof ScalarInputError ? `Invalid value for argument "${argument}": ${error.message}` : error.message;
+  const message =
+    error instanceof ScalarInputError || error.originalError instanceof ScalarInputError
+      ? `Invalid value for argument "${argument}": ${error.message}`
+      : error.message;
   return inputError(new GraphQLError(message, { nodes: error.nodes, extensions: error.extensions }), argument);
 }
 

@@ -69,14 +69,22 @@ export const CommunityMembershipRef = builder.objectRef<MembershipView>('Communi
         'Leaves, oldest first: the newest `last` of those that began before `before`. Page back by passing the oldest `leftAtNs` shown as `before`; `leaveCount` says how many there are in all.',
       args: {
         last: t.arg.int({ required: false, defaultValue: RECENT_LEAVES, description: `Page size, 1–${MAX_HISTORY_PAGE}.` }),
-        before: t.arg({ type: 'UInt64', required: false, description: 'A `leftAtNs`: only leaves that began before it. Omitted: the newest.' }),
+        before: t.arg({
+          type: 'UInt64',
+          required: false,
+          description: 'A `leftAtNs`: only leaves that began before it. Omitted: the newest.',
+        }),
       },
       extensions: { cost: { listSize: ({ last }) => last ?? RECENT_LEAVES } },
       resolve: (membership, args, { services }) => {
         const page = leavePage(args.last, args.before);
         const shared = membership.shared;
         // A subscription's shared read already holds the newest page: no read per subscriber.
-        if (shared && page.before === null && (page.last <= shared.recentLeaves.length || shared.recentLeaves.length === shared.leaveCount)) {
+        if (
+          shared &&
+          page.before === null &&
+          (page.last <= shared.recentLeaves.length || shared.recentLeaves.length === shared.leaveCount)
+        ) {
           return shared.recentLeaves.slice(-page.last);
         }
         return services.membership.leaves(membership.userId, page);
@@ -115,8 +123,7 @@ builder.queryField('communityLayerStatus', (t) =>
 builder.mutationField('leaveCommunityLayer', (t) =>
   t.field({
     type: CommunityMembershipRef,
-    description:
-      'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
+    description: 'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
     args: { userId: t.arg(userIdArgument) },
     extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK }, admission: LEAVE },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),

@@ -71,7 +71,12 @@ export function coerceItemByItem(
       const problem = (coercesToItself(item, type, memo) ? null : firstProblem(item, type)) ?? badTextInValue(item);
       if (problem === null) return void items.kept.push(index);
       const argument = `${LIST_ARGUMENT}[${index}]${problem.path}`;
-      items.refused.push({ index, argument, code: 'BAD_USER_INPUT', message: `Invalid value for argument "${argument}": ${problem.message}` });
+      items.refused.push({
+        index,
+        argument,
+        code: 'BAD_USER_INPUT',
+        message: `Invalid value for argument "${argument}": ${problem.message}`,
+      });
     });
     if (items.refused.length === 0) continue;
     pruned[name] = items.kept.map((index) => value[index]);

@@ -49,7 +49,9 @@ export const PurgeReceiptRef = builder.objectRef<PurgeReceipt>('PurgeReceipt').i
       description: 'When the last entry was removed; null while RUNNING.',
       resolve: (receipt) => receipt.finishedAtNs,
     }),
-    removedSoFar: t.exposeInt('removedSoFar', { description: 'Ledger entries removed so far, every target together; the total once FINISHED.' }),
+    removedSoFar: t.exposeInt('removedSoFar', {
+      description: 'Ledger entries removed so far, every target together; the total once FINISHED.',
+    }),
     weightRemoved: t.exposeFloat('weightRemoved', { description: 'The sum of the removed entries’ weights, every target together.' }),
     chunks: t.exposeInt('chunks', { description: 'Transactions that removed entries (each commits whole or not at all).' }),
     foundNothing: t.boolean({
@@ -75,7 +77,7 @@ builder.mutationField('purgeCommunityContributions', (t) =>
   t.field({
     type: PurgeReceiptRef,
     description:
-      "Removes every ledger entry of the user (community and cohorts) with atNs below their current boundary, and subtracts exactly those counts and weights from the aggregates. Their own signals stay. Only while LEFT (else the error NOT_LEFT: leave first). Runs as a durable job in chunks: the receipt returned may be RUNNING; follow it with communityPurges or communityPurgeProgress. A request while one runs returns the running one. A rejoin is refused (PURGE_IN_PROGRESS) until it has finished.",
+      'Removes every ledger entry of the user (community and cohorts) with atNs below their current boundary, and subtracts exactly those counts and weights from the aggregates. Their own signals stay. Only while LEFT (else the error NOT_LEFT: leave first). Runs as a durable job in chunks: the receipt returned may be RUNNING; follow it with communityPurges or communityPurgeProgress. A request while one runs returns the running one. A rejoin is refused (PURGE_IN_PROGRESS) until it has finished.',
     args: { userId: t.arg(userIdArgument) },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
     resolve: (_root, args, { services, viewer }) => services.purges.request(requireTargetUser(args.userId, viewer)),
@@ -132,15 +134,23 @@ const AggregateVerificationRef = builder
     description: 'Aggregates recomputed from the contributions ledger and compared with the stored ones.',
     fields: (t) => ({
       itemId: t.exposeID('itemId', { nullable: true, description: 'The item checked; null: every item.' }),
-      consistent: t.boolean({ description: 'True when every aggregate equals the sum of its ledger entries.', resolve: (result) => result.mismatches.length === 0 }),
-      mismatches: t.field({ type: [AggregateMismatchRef], description: 'Every aggregate that differs.', resolve: (result) => result.mismatches }),
+      consistent: t.boolean({
+        description: 'True when every aggregate equals the sum of its ledger entries.',
+        resolve: (result) => result.mismatches.length === 0,
+      }),
+      mismatches: t.field({
+        type: [AggregateMismatchRef],
+        description: 'Every aggregate that differs.',
+        resolve: (result) => result.mismatches,
+      }),
     }),
   });
 
 builder.queryField('verifyCommunityAggregates', (t) =>
   t.field({
     type: AggregateVerificationRef,
-    description: 'Recomputes the community and cohort aggregates (of one item, or all) from the ledger and reports every mismatch. community:admin only; a full check reads the whole ledger.',
+    description:
+      'Recomputes the community and cohort aggregates (of one item, or all) from the ledger and reports every mismatch. community:admin only; a full check reads the whole ledger.',
     args: { itemId: t.arg.id({ required: false, description: 'Only this item; omitted: every item.' }) },
     authScopes: rules.verifyAggregates,
     resolve: async (_root, args, { services }) => {

@@ -17,7 +17,10 @@ const RateLimitRef = builder.objectRef<RateLimitNote>('RateLimit').implement({
         return BigInt(Math.ceil(Date.now() + ((maximumAvailable - currentlyAvailable) / restoreRate) * 1000)) * 1_000_000n;
       },
     }),
-    principalClass: t.string({ description: 'Whose budget: `user`, `service`, `admin` or `anonymous` (by address).', resolve: (note) => note.principalClass }),
+    principalClass: t.string({
+      description: 'Whose budget: `user`, `service`, `admin` or `anonymous` (by address).',
+      resolve: (note) => note.principalClass,
+    }),
   }),
 });
 
@@ -25,7 +28,8 @@ builder.queryField('rateLimit', (t) =>
   t.field({
     type: RateLimitRef,
     nullable: true,
-    description: "The caller's budget, as this operation left it (like GitHub's `rateLimit`). Null while fair share is off (FAIR_SHARE=false).",
+    description:
+      "The caller's budget, as this operation left it (like GitHub's `rateLimit`). Null while fair share is off (FAIR_SHARE=false).",
     resolve: (_root, _args, { rateLimit }) => rateLimit ?? null,
   }),
 );

@@ -11,7 +11,9 @@ builder.objectField(CommunityMembershipRef, 'signedLeaveReceipt', (t) =>
     nullable: true,
     description: `The current leave's receipt: the user, the boundary (leftAtNs) and its instant; null while ACTIVE. ${SIGNED}`,
     resolve: (membership, _args, { services }) =>
-      membership.status === 'LEFT' && membership.leftAtNs !== null ? signLeaveReceipt(services.receipts, membership.userId, membership.leftAtNs) : null,
+      membership.status === 'LEFT' && membership.leftAtNs !== null
+        ? signLeaveReceipt(services.receipts, membership.userId, membership.leftAtNs)
+        : null,
   }),
 );
 

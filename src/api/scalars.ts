@@ -19,7 +19,10 @@ const UINT64_SPECIFICATION = 'https://www.w3.org/TR/xmlschema11-2/#unsignedLong'
 
 function parseU64(value: unknown, node?: ValueNode): string {
   if (typeof value !== 'string') {
-    throw new ScalarInputError('UInt64 must be a string of decimal digits, like "42", never a number (JSON numbers lose precision above 2^53)', node);
+    throw new ScalarInputError(
+      'UInt64 must be a string of decimal digits, like "42", never a number (JSON numbers lose precision above 2^53)',
+      node,
+    );
   }
   const problem = u64Problem(value);
   if (problem) throw new ScalarInputError(`UInt64 ${problem}; got ${excerpt(value)}`, node);

@@ -11,7 +11,10 @@ const InvalidSignalsEnum = builder.enumType('InvalidSignals', {
   description: 'What a batch does with invalid signals.',
   values: {
     REJECT_ALL: { description: 'Store nothing: the call fails with BAD_USER_INPUT, `extensions.invalid` listing every invalid signal.' },
-    SKIP: { description: 'Store the valid signals; each invalid one is an InvalidSignal in the result, in input order. With `inputs` as a variable, that includes values GraphQL cannot coerce (a date that does not exist, an unknown kind).' },
+    SKIP: {
+      description:
+        'Store the valid signals; each invalid one is an InvalidSignal in the result, in input order. With `inputs` as a variable, that includes values GraphQL cannot coerce (a date that does not exist, an unknown kind).',
+    },
   },
 });
 
@@ -37,8 +40,14 @@ const SignalBatchRef = builder.objectRef<{ items: Item[] }>('SignalBatch').imple
   description: 'A batch, signal by signal.',
   fields: (t) => ({
     items: t.field({ type: [SignalItemUnion], description: 'One per input, in input order.', resolve: ({ items }) => items }),
-    storedCount: t.int({ description: 'Signals stored now (not duplicates).', resolve: ({ items }) => items.filter((item) => 'signalId' in item && !item.duplicate).length }),
-    invalidCount: t.int({ description: 'Signals refused as invalid.', resolve: ({ items }) => items.filter((item) => 'argument' in item).length }),
+    storedCount: t.int({
+      description: 'Signals stored now (not duplicates).',
+      resolve: ({ items }) => items.filter((item) => 'signalId' in item && !item.duplicate).length,
+    }),
+    invalidCount: t.int({
+      description: 'Signals refused as invalid.',
+      resolve: ({ items }) => items.filter((item) => 'argument' in item).length,
+    }),
   }),
 });
 
@@ -51,7 +60,11 @@ function checkedBatch(inputs: readonly SignalInput[], refused: ReturnType<typeof
   }
   const checked = checkSignals(inputs, path, refused?.kept);
   if (!refused) return { ...checked, total: inputs.length };
-  return { valid: checked.valid, invalid: [...refused.refused, ...checked.invalid].sort((a, b) => a.index - b.index), total: refused.total };
+  return {
+    valid: checked.valid,
+    invalid: [...refused.refused, ...checked.invalid].sort((a, b) => a.index - b.index),
+    total: refused.total,
+  };
 }
 
 builder.mutationField('sendSignals', (t) =>
@@ -60,12 +73,20 @@ builder.mutationField('sendSignals', (t) =>
     description: `Like \`signals\` (up to ${MAX_SIGNALS_PER_CALL}, one database round trip), with a choice for invalid signals: REJECT_ALL (default, as \`signals\`) or SKIP.`,
     args: {
       inputs: t.arg({ type: [SignalInputRef], required: true, description: `1 to ${MAX_SIGNALS_PER_CALL} signals.` }),
-      invalid: t.arg({ type: InvalidSignalsEnum, required: false, defaultValue: 'REJECT_ALL', description: 'What to do with invalid signals.' }),
+      invalid: t.arg({
+        type: InvalidSignalsEnum,
+        required: false,
+        defaultValue: 'REJECT_ALL',
+        description: 'What to do with invalid signals.',
+      }),
     },
     extensions: {
       cost: {
         listSize: ({ inputs }) => inputs.length,
-        writes: ({ inputs }) => ({ signals: inputs.length, cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0) }),
+        writes: ({ inputs }) => ({
+          signals: inputs.length,
+          cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0),
+        }),
       },
       admission: SIGNAL_INGESTION,
     },
@@ -73,12 +94,19 @@ builder.mutationField('sendSignals', (t) =>
     resolve: async (_root, { inputs, invalid }, context, info) => {
       const { services, signal } = context;
       if (invalid !== 'SKIP') {
-        if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
+        if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL)
+          throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
         return { items: await services.signals.submit(validatedSignals(inputs, path, services.metrics), signal) };
       }
       const checked = checkedBatch(inputs, refusedItemsOf(context, info));
       countRefused(services.metrics, checked.invalid.length, 0);
-      const outcomes = checked.valid.length > 0 ? await services.signals.submit(checked.valid.map(({ signal: valid }) => valid), signal) : [];
+      const outcomes =
+        checked.valid.length > 0
+          ? await services.signals.submit(
+              checked.valid.map(({ signal: valid }) => valid),
+              signal,
+            )
+          : [];
       const items: Item[] = new Array<Item>(checked.total);
       checked.valid.forEach(({ index }, i) => (items[index] = outcomes[i]!));
       for (const refused of checked.invalid) items[refused.index] = refused;
@@ -90,7 +118,8 @@ builder.mutationField('sendSignals', (t) =>
 builder.mutationField('validateSignals', (t) =>
   t.field({
     type: [InvalidSignalRef],
-    description: 'Checks a batch exactly as `sendSignals(invalid: SKIP)` would (validation, coercion of a variable item by item, and authorization) without storing anything: the invalid signals, in input order (none: all valid).',
+    description:
+      'Checks a batch exactly as `sendSignals(invalid: SKIP)` would (validation, coercion of a variable item by item, and authorization) without storing anything: the invalid signals, in input order (none: all valid).',
     args: { inputs: t.arg({ type: [SignalInputRef], required: true, description: `1 to ${MAX_SIGNALS_PER_CALL} signals.` }) },
     extensions: { cost: { listSize: ({ inputs }) => inputs.length } },
     authScopes: (_root, { inputs }) => rules.sendSignals(inputs.map((input) => input.userId)),

@@ -40,7 +40,12 @@ export function checkSignals(inputs: readonly SignalInput[], path: (index: numbe
  * sender drops them all in one round trip. Each signal counts once: the invalid ones `rejected`, the
  * valid ones refused with them `withheld`.
  */
-export function validatedSignals(inputs: readonly SignalInput[], path: (index: number) => string, metrics: Metrics, count = true): ValidSignal[] {
+export function validatedSignals(
+  inputs: readonly SignalInput[],
+  path: (index: number) => string,
+  metrics: Metrics,
+  count = true,
+): ValidSignal[] {
   const { valid, invalid } = checkSignals(inputs, path);
   if (invalid.length === 0) return valid.map(({ signal }) => signal);
   if (count) countRefused(metrics, invalid.length, valid.length);

@@ -43,7 +43,10 @@ const ID_RULES = `1–${MAX_ID_LENGTH} characters in Unicode NFC, without lone s
 const SignalContextInput = builder.inputType('SignalContext', {
   description: 'Where a signal happened: the cohorts it counts for, and the surface.',
   fields: (t) => ({
-    cohortIds: t.idList({ required: false, description: `Cohorts to attribute to (deduplicated; at most ${MAX_COHORTS}). Each: ${ID_RULES}.` }),
+    cohortIds: t.idList({
+      required: false,
+      description: `Cohorts to attribute to (deduplicated; at most ${MAX_COHORTS}). Each: ${ID_RULES}.`,
+    }),
     surface: t.string({ required: false, description: 'Where the engagement happened (for the personal record only).' }),
   }),
 });
@@ -63,7 +66,11 @@ export const SignalInputRef = builder.inputType('SignalInput', {
       required: false,
       description: "The client's event time: stored, never used for the boundary (that is the server's ingest time).",
     }),
-    context: t.field({ type: SignalContextInput, required: false, description: 'Cohorts and surface; none: the community aggregate only.' }),
+    context: t.field({
+      type: SignalContextInput,
+      required: false,
+      description: 'Cohorts and surface; none: the community aggregate only.',
+    }),
     eventId: t.string({
       required: false,
       description:
@@ -80,7 +87,8 @@ export const SignalResultRef = builder.objectRef<SignalOutcome>('SignalResult').
     forwarded: t.exposeBoolean('forwarded', { description: 'Reached the community aggregate.' }),
     cohortsAttributed: t.exposeInt('cohortsAttributed', { description: 'Cohort aggregates it reached.' }),
     duplicate: t.exposeBoolean('duplicate', {
-      description: 'This user had already sent a signal with this eventId: nothing was stored, and the fields above are that signal\'s original outcome.',
+      description:
+        "This user had already sent a signal with this eventId: nothing was stored, and the fields above are that signal's original outcome.",
     }),
   }),
 });
@@ -90,10 +98,16 @@ builder.mutationField('signal', (t) =>
     type: SignalResultRef,
     description: 'Stores the signal for its owner; forwards it to shared aggregates only if the owner is ACTIVE.',
     args: { input: t.arg({ type: SignalInputRef, required: true, description: 'The signal.' }) },
-    extensions: { cost: { writes: ({ input }) => ({ signals: 1, cohortAttributions: distinctCohorts(input) }) }, admission: SIGNAL_INGESTION },
+    extensions: {
+      cost: { writes: ({ input }) => ({ signals: 1, cohortAttributions: distinctCohorts(input) }) },
+      admission: SIGNAL_INGESTION,
+    },
     authScopes: (_root, { input }) => rules.sendSignals([input.userId]),
     resolve: async (_root, { input }, { services, signal }) => {
-      const [outcome] = await services.signals.submit(validatedSignals([input], () => 'input', services.metrics), signal);
+      const [outcome] = await services.signals.submit(
+        validatedSignals([input], () => 'input', services.metrics),
+        signal,
+      );
       return outcome!;
     },
   }),
@@ -107,7 +121,10 @@ builder.mutationField('signals', (t) =>
     extensions: {
       cost: {
         listSize: ({ inputs }) => inputs.length,
-        writes: ({ inputs }) => ({ signals: inputs.length, cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0) }),
+        writes: ({ inputs }) => ({
+          signals: inputs.length,
+          cohortAttributions: inputs.reduce((sum, input) => sum + distinctCohorts(input), 0),
+        }),
       },
       admission: SIGNAL_INGESTION,
     },
@@ -116,7 +133,10 @@ builder.mutationField('signals', (t) =>
       if (inputs.length === 0 || inputs.length > MAX_SIGNALS_PER_CALL) {
         throw badUserInput(`inputs must hold 1 to ${MAX_SIGNALS_PER_CALL} signals`, 'inputs');
       }
-      return services.signals.submit(validatedSignals(inputs, (i) => `inputs[${i}]`, services.metrics), signal);
+      return services.signals.submit(
+        validatedSignals(inputs, (i) => `inputs[${i}]`, services.metrics),
+        signal,
+      );
     },
   }),
 );

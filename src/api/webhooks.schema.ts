@@ -30,7 +30,10 @@ const WebhookEndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint')
       description: 'Since when every attempt has failed; null while it succeeds. Failing for WEBHOOK_DISABLE_AFTER_MS disables it.',
       resolve: (endpoint) => (endpoint.failing_since === null ? null : BigInt(endpoint.failing_since.getTime()) * 1_000_000n),
     }),
-    disabled: t.boolean({ description: 'Deliveries to it are skipped until it is enabled again (which replays them).', resolve: (endpoint) => endpoint.disabled_at !== null }),
+    disabled: t.boolean({
+      description: 'Deliveries to it are skipped until it is enabled again (which replays them).',
+      resolve: (endpoint) => endpoint.disabled_at !== null,
+    }),
     disabledReason: t.exposeString('disabled_reason', { nullable: true, description: 'Why it was disabled; null while enabled.' }),
   }),
 });
@@ -38,7 +41,7 @@ const WebhookEndpointRef = builder.objectRef<WebhookEndpoint>('WebhookEndpoint')
 const RegistrationRef = builder.objectRef<WebhookEndpoint>('WebhookEndpointRegistration').implement({
   description: 'A new endpoint and its signing secret, shown only here.',
   fields: (t) => ({
-    endpoint: t.field({ type: WebhookEndpointRef, description: 'The endpoint.', resolve: (endpoint) => endpoint },),
+    endpoint: t.field({ type: WebhookEndpointRef, description: 'The endpoint.', resolve: (endpoint) => endpoint }),
     secret: t.exposeString('secret', { description: 'The Standard Webhooks secret (whsec_…) its deliveries are signed with.' }),
   }),
 });
@@ -47,14 +50,21 @@ const WebhookDeliveryRef = builder.objectRef<WebhookDelivery>('WebhookDelivery')
   description: 'One feed event to one endpoint.',
   fields: (t) => ({
     id: t.expose('id', { type: 'UInt64', description: 'Identifies the delivery (replayWebhookDelivery takes it).' }),
-    messageId: t.string({ description: 'The webhook-id header: the same on every attempt and replay.', resolve: (d) => `msg_${d.event_position}` }),
+    messageId: t.string({
+      description: 'The webhook-id header: the same on every attempt and replay.',
+      resolve: (d) => `msg_${d.event_position}`,
+    }),
     cursor: t.exposeString('event_position', { description: 'The change’s cursor in the feed.' }),
     status: t.expose('status', { type: WebhookDeliveryStatusEnum, description: 'Where it stands.' }),
     attempts: t.exposeInt('attempts', { description: 'Attempts made.' }),
-    lastStatusCode: t.exposeInt('last_status_code', { nullable: true, description: 'The HTTP status of the last attempt; null when none came.' }),
+    lastStatusCode: t.exposeInt('last_status_code', {
+      nullable: true,
+      description: 'The HTTP status of the last attempt; null when none came.',
+    }),
     lastError: t.exposeString('last_error', {
       nullable: true,
-      description: 'Why the last attempt failed: "HTTP <status>", "no response" (refused, reset, timed out, not HTTP, a name not resolved or resolving to an address not allowed: all the same, see docs/downstream.md) or "endpoint disabled".',
+      description:
+        'Why the last attempt failed: "HTTP <status>", "no response" (refused, reset, timed out, not HTTP, a name not resolved or resolving to an address not allowed: all the same, see docs/downstream.md) or "endpoint disabled".',
     }),
   }),
 });
@@ -96,14 +106,16 @@ builder.mutationField('disableWebhookEndpoint', (t) =>
   t.field({
     type: WebhookEndpointRef,
     nullable: true,
-    description: 'Disables an endpoint by hand, with a reason (community:admin): its pending deliveries are skipped, and enabling it replays them. Null for an unknown id.',
+    description:
+      'Disables an endpoint by hand, with a reason (community:admin): its pending deliveries are skipped, and enabling it replays them. Null for an unknown id.',
     args: {
       id: t.arg({ type: 'UInt64', required: true, description: 'The endpoint.' }),
       reason: t.arg.string({ required: true, description: 'Why (1–500 characters), shown as disabledReason.' }),
     },
     authScopes: rules.verifyAggregates,
     resolve: (_root, args, { services }) => {
-      if (args.reason.trim() === '' || args.reason.length > 500) throw badUserInput('reason must be 1–500 characters, not only spaces', 'reason');
+      if (args.reason.trim() === '' || args.reason.length > 500)
+        throw badUserInput('reason must be 1–500 characters, not only spaces', 'reason');
       return services.webhooks.disable(args.id, args.reason).then((endpoint) => endpoint ?? null);
     },
   }),

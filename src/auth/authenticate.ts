@@ -17,7 +17,7 @@ export const SCOPES = {
 } as const;
 
 export type Authentication =
-  | { viewer: Viewer; problem: null; /** ms since the epoch; null: the token never expires */ expiresAt: number | null }
+  | { viewer: Viewer; problem: null /** ms since the epoch; null: the token never expires */; expiresAt: number | null }
   | { viewer: null; problem: string; expiresAt: null };
 
 export interface TokenRules extends ClaimMapping {
@@ -117,7 +117,9 @@ export class Authenticator {
     const maxSeconds = this.rules.maxLifetimeMs / 1000;
     const from = Math.min(typeof payload.iat === 'number' ? payload.iat : Infinity, Date.now() / 1000);
     if (payload.exp - from > maxSeconds) {
-      throw new ClaimError(`the token's exp is more than ${formatDuration(this.rules.maxLifetimeMs)} after its iat or now (AUTH_TOKEN_MAX_LIFETIME_MS)`);
+      throw new ClaimError(
+        `the token's exp is more than ${formatDuration(this.rules.maxLifetimeMs)} after its iat or now (AUTH_TOKEN_MAX_LIFETIME_MS)`,
+      );
     }
   }
 

@@ -48,9 +48,7 @@ function userIdFrom(payload: JWTPayload, claim: string): string | null {
   if (typeof value === 'string' && isU64(value)) return value;
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
   if (claim === 'sub') return null;
-  throw new ClaimError(
-    `the token's "${claim}" claim must be a UInt64 user id (a decimal string, or a JSON integer up to 2^53 - 1)`,
-  );
+  throw new ClaimError(`the token's "${claim}" claim must be a UInt64 user id (a decimal string, or a JSON integer up to 2^53 - 1)`);
 }
 
 /** A space-separated string or an array of strings; anything else refuses the token. */

@@ -47,7 +47,11 @@ export class ReceiptSigner {
   private readonly key: Promise<SigningKey | null>;
 
   constructor(configured: ReceiptSigningJwk | null, production: boolean) {
-    this.key = configured ? signingKey(configured) : production ? Promise.resolve(null) : generateReceiptJwk().then((jwk) => signingKey(jwk as ReceiptSigningJwk));
+    this.key = configured
+      ? signingKey(configured)
+      : production
+        ? Promise.resolve(null)
+        : generateReceiptJwk().then((jwk) => signingKey(jwk as ReceiptSigningJwk));
     // A broken key fails `ready()` (the start), not as an unhandled rejection.
     this.key.catch(() => undefined);
   }

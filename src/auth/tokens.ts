@@ -51,7 +51,11 @@ export async function resolveAuthKey(
  * and kept next to the embedded data (`.data/dev-receipt-key.json`), so restarts sign alike.
  * Production without RECEIPT_SIGNING_KEY signs no receipts (null).
  */
-export async function resolveReceiptKey(configured: ReceiptSigningJwk | undefined, production: boolean, dataDir: string): Promise<ReceiptSigningJwk | null> {
+export async function resolveReceiptKey(
+  configured: ReceiptSigningJwk | undefined,
+  production: boolean,
+  dataDir: string,
+): Promise<ReceiptSigningJwk | null> {
   if (configured) return configured;
   if (production) return null;
   const file = path.join(path.dirname(path.resolve(dataDir)), 'dev-receipt-key.json');

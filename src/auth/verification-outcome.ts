@@ -23,11 +23,16 @@ export function refusal(error: unknown): { outcome: VerificationOutcome; problem
   if (error instanceof errors.JWTClaimValidationFailed) {
     return {
       outcome: 'claims_refused',
-      problem: error.claim === 'exp' && error.reason === 'missing' ? 'the token has no expiry (exp claim)' : `the token's ${error.claim} claim is not accepted`,
+      problem:
+        error.claim === 'exp' && error.reason === 'missing'
+          ? 'the token has no expiry (exp claim)'
+          : `the token's ${error.claim} claim is not accepted`,
     };
   }
-  if (error instanceof errors.JOSEAlgNotAllowed) return { outcome: 'algorithm_refused', problem: 'the token is not signed with an accepted algorithm' };
-  if (error instanceof errors.JWSSignatureVerificationFailed) return { outcome: 'bad_signature', problem: 'the token signature is invalid' };
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return { outcome: 'algorithm_refused', problem: 'the token is not signed with an accepted algorithm' };
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return { outcome: 'bad_signature', problem: 'the token signature is invalid' };
   if (error instanceof errors.JWKSNoMatchingKey) {
     return { outcome: 'unknown_key', problem: "no key of the identity provider matches the token's kid and alg" };
   }

@@ -42,7 +42,20 @@ export const IDLE_MS = 5_000;
 
 /** Never seen here: the bucket assumed full until the store says otherwise. */
 export function newEntry(budget: Budget, instances: number, now: number): Entry {
-  return { budget, lease: 0, owed: 0, seen: budget.capacity, seenAt: now, lastUsed: now, alone: budget.capacity / instances, aloneAt: now, nextAskAt: 0, dry: false, passed: 0, passedAt: 0 };
+  return {
+    budget,
+    lease: 0,
+    owed: 0,
+    seen: budget.capacity,
+    seenAt: now,
+    lastUsed: now,
+    alone: budget.capacity / instances,
+    aloneAt: now,
+    nextAskAt: 0,
+    dry: false,
+    passed: 0,
+    passedAt: 0,
+  };
 }
 
 /** The shared bucket as last seen, refilled since. */
@@ -61,7 +74,11 @@ export function alone(entry: Entry, instances: number, now: number): number {
 export function bucketState(entry: Entry, shared: boolean, instances: number, now: number): BucketState {
   const { capacity, rate } = entry.budget;
   const outside = shared ? estimate(entry, now) - entry.owed : alone(entry, instances, now);
-  return { maximumAvailable: capacity, currentlyAvailable: Math.floor(Math.min(capacity, Math.max(0, entry.lease + outside))), restoreRate: rate };
+  return {
+    maximumAvailable: capacity,
+    currentlyAvailable: Math.floor(Math.min(capacity, Math.max(0, entry.lease + outside))),
+    restoreRate: rate,
+  };
 }
 
 /**
@@ -75,7 +92,9 @@ export function doorAvailable(entry: Entry, shared: boolean, instances: number, 
 
 /** A bucket this instance holds no entry for is full as far as it knows. */
 export function stateOf(entry: Entry | undefined, budget: Budget, shared: boolean, instances: number, now: number): BucketState {
-  return entry ? bucketState(entry, shared, instances, now) : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };
+  return entry
+    ? bucketState(entry, shared, instances, now)
+    : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };
 }
 
 export function refusal(entry: Entry, cost: number, shared: boolean, instances: number, now: number): Refusal {
@@ -106,7 +125,14 @@ export function leaseRequest(key: string, entry: Entry, instances: number, giveB
  * Applies the store's answer to what was spent meanwhile; false: the entry can be forgotten.
  * `gaveBack` says what the request was: a request wanting nothing (its lease already a full slice) is not a give-back.
  */
-export function applyGrant(entry: Entry, request: LeaseRequest, grant: LeaseGrant, instances: number, answeredAt: number, gaveBack: boolean): boolean {
+export function applyGrant(
+  entry: Entry,
+  request: LeaseRequest,
+  grant: LeaseGrant,
+  instances: number,
+  answeredAt: number,
+  gaveBack: boolean,
+): boolean {
   // Idle, and nothing spent since the request: its lease is back, nothing is owed.
   if (gaveBack && request.settle === entry.owed - entry.lease) return false;
   // What was spent from a lease given back meanwhile is owed now.

@@ -30,7 +30,13 @@ export function createFairShare({ database, endpoint, config, logger }: CreateFa
   // A pool of its own: leases are never asked for behind a request.
   const budgetDatabase = connectDatabase({ url: database.url, endpoint, poolMax: 1, logger, limits: database });
   const forget = forgetAfterSeconds(fairShareConfig(config, ''));
-  const fairShare = new FairShare({ store: leaseStore(budgetDatabase.db), logger, instances: config.instances, syncMs: config.syncMs, forget });
+  const fairShare = new FairShare({
+    store: leaseStore(budgetDatabase.db),
+    logger,
+    instances: config.instances,
+    syncMs: config.syncMs,
+    forget,
+  });
   const part = partOf('fair share', [
     { name: 'fair share pool', stop: () => budgetDatabase.close() },
     { name: 'leases', start: () => fairShare.start(), stop: () => fairShare.stop() },

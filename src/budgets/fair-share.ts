@@ -155,5 +155,4 @@ export class FairShare {
     }
     return entry;
   }
-
 }

@@ -48,7 +48,10 @@ export class LeaseSync {
   start(): void {
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS).unref();
     // Unreachable now and then is fine: the next round deletes what this one left.
-    this.forgetter = setInterval(() => void this.options.store.forgetIdle(this.options.forget).catch(() => undefined), FORGET_EVERY_MS).unref();
+    this.forgetter = setInterval(
+      () => void this.options.store.forgetIdle(this.options.forget).catch(() => undefined),
+      FORGET_EVERY_MS,
+    ).unref();
   }
 
   /** Gives back every lease held (best effort: an unreachable store refills them by itself). */
@@ -116,7 +119,8 @@ export class LeaseSync {
       const byKey = new Map(requests.map((request) => [request.key, request]));
       for (const grant of grants) {
         const entry = this.entries.get(grant.key);
-        if (!entry || applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt, givenBack.has(grant.key))) continue;
+        if (!entry || applyGrant(entry, byKey.get(grant.key)!, grant, this.options.instances, answeredAt, givenBack.has(grant.key)))
+          continue;
         this.forgotten(entry);
         this.entries.delete(grant.key);
       }
@@ -124,7 +128,11 @@ export class LeaseSync {
       this.reachable = true;
     } catch (error) {
       for (const request of requests) this.dirty.add(request.key);
-      if (this.reachable) this.options.logger.warn({ err: error }, 'fair share: the lease store is unreachable; each instance enforces budget / FAIR_SHARE_INSTANCES alone');
+      if (this.reachable)
+        this.options.logger.warn(
+          { err: error },
+          'fair share: the lease store is unreachable; each instance enforces budget / FAIR_SHARE_INSTANCES alone',
+        );
       this.reachable = false;
     }
   }

@@ -19,8 +19,10 @@ export interface Principal {
  * IPv6 /64 by default: addressGroup).
  */
 export function principalOf(viewer: Viewer | null, address: string, config: FairShareConfig): Principal {
-  if (viewer === null) return { key: `anonymous:${addressGroup(address, config.anonymousPrefixes)}`, class: 'anonymous', budget: config.anonymous };
-  if (viewer.scopes.has(config.adminScope)) return { key: `admin:${viewer.subject ?? viewer.userId}`, class: 'admin', budget: config.admin };
+  if (viewer === null)
+    return { key: `anonymous:${addressGroup(address, config.anonymousPrefixes)}`, class: 'anonymous', budget: config.anonymous };
+  if (viewer.scopes.has(config.adminScope))
+    return { key: `admin:${viewer.subject ?? viewer.userId}`, class: 'admin', budget: config.admin };
   if (viewer.userId !== null) return { key: `user:${viewer.userId}`, class: 'user', budget: config.user };
   const name = viewer.subject ?? '';
   return { key: `service:${name}`, class: 'service', budget: config.services.get(name) ?? config.service };
@@ -51,7 +53,8 @@ export function membershipChangesOf(userId: string, config: FairShareConfig): Pr
  * one. Seconds, for every class's largest budget; an anonymous network's is 20 s by default.
  */
 export function forgetAfterSeconds(config: FairShareConfig): Array<{ prefix: string; idleSeconds: number }> {
-  const refill = (...budgets: Budget[]) => Math.max(1, Math.ceil(Math.max(...budgets.map((budget) => (2 * budget.capacity) / budget.rate))));
+  const refill = (...budgets: Budget[]) =>
+    Math.max(1, Math.ceil(Math.max(...budgets.map((budget) => (2 * budget.capacity) / budget.rate))));
   return [
     { prefix: 'anonymous:', idleSeconds: refill(config.anonymous) },
     { prefix: 'user:', idleSeconds: refill(config.user) },

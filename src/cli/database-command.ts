@@ -13,7 +13,11 @@ export class UsageError extends Error {}
  * exit code. A usage error prints the message and the usage; a refusal the code throws is printed
  * as `prefix: message` with exit code 1, never a stack trace.
  */
-export async function runDatabaseCommand(usage: string, run: (db: Kysely<Database>, config: Config) => Promise<number>, refusal: (error: unknown) => string | null): Promise<never> {
+export async function runDatabaseCommand(
+  usage: string,
+  run: (db: Kysely<Database>, config: Config) => Promise<number>,
+  refusal: (error: unknown) => string | null,
+): Promise<never> {
   const config = readConfigOrExit();
   if (!config.database.url) {
     console.error('DATABASE_URL: set it to the database the servers use');

@@ -8,7 +8,9 @@ import { startTemporaryPostgres } from '../../tooling/postgres/temporary-postgre
 import { projectRoot } from '../util/project-root.js';
 import { answerStandardOptions } from './command-line.js';
 
-answerStandardOptions(`usage: npm run db:schema | npm run db:check\n\nWrites db/schema.sql from a freshly migrated temporary database; --check fails (exit 1) when it is stale.`);
+answerStandardOptions(
+  `usage: npm run db:schema | npm run db:check\n\nWrites db/schema.sql from a freshly migrated temporary database; --check fails (exit 1) when it is stale.`,
+);
 
 /** `npm run db:schema` writes db/schema.sql from a freshly migrated database; `db:check` fails when it is stale. */
 const SCHEMA_FILE = path.join(projectRoot(), 'db/schema.sql');

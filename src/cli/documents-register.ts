@@ -5,7 +5,9 @@ import { createLogger } from '../observability/logger.js';
 import { answerStandardOptions } from './command-line.js';
 import { readConfigOrExit } from './read-config.js';
 
-answerStandardOptions(`usage: npm run documents:register -- <manifest.json> [...]\n\nRegisters persisted documents (Apollo manifest or { "id": "document" } files) in the shared registry on DATABASE_URL.`);
+answerStandardOptions(
+  `usage: npm run documents:register -- <manifest.json> [...]\n\nRegisters persisted documents (Apollo manifest or { "id": "document" } files) in the shared registry on DATABASE_URL.`,
+);
 
 /**
  * `npm run documents:register -- manifest.json [...]`: an operator registers a team's persisted

@@ -5,7 +5,9 @@ import { BUILT_IN_IDS, printBuiltInIds } from '../graphql/trusted-documents/buil
 import { buildManifest, MANIFEST_FILE, printManifest } from '../graphql/trusted-documents/manifest.js';
 import { answerStandardOptions } from './command-line.js';
 
-answerStandardOptions(`usage: npm run documents | npm run documents:check (node dist/src/cli/documents.js [--check])\n\nWrites trusted-documents.json and the clients' built-in ids; --check fails (exit 1) when one is stale.`);
+answerStandardOptions(
+  `usage: npm run documents | npm run documents:check (node dist/src/cli/documents.js [--check])\n\nWrites trusted-documents.json and the clients' built-in ids; --check fails (exit 1) when one is stale.`,
+);
 
 /**
  * `npm run documents` writes trusted-documents.json and the ids built into our clients (part of

@@ -1,7 +1,9 @@
 import { readConfigOrExit } from './read-config.js';
 import { answerStandardOptions } from './command-line.js';
 
-answerStandardOptions(`usage: node dist/src/cli/healthcheck.js\n\nThe image's HEALTHCHECK: exit 0 when this instance's /readyz (127.0.0.1:PORT) answers 200, 1 otherwise.`);
+answerStandardOptions(
+  `usage: node dist/src/cli/healthcheck.js\n\nThe image's HEALTHCHECK: exit 0 when this instance's /readyz (127.0.0.1:PORT) answers 200, 1 otherwise.`,
+);
 
 /**
  * The image's HEALTHCHECK: exit 0 when this instance's /readyz answers 200, 1 otherwise. It runs

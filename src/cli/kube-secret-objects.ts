@@ -35,7 +35,8 @@ export async function kubeSecrets({ listenUrl, pooler }: KubeSecretInput): Promi
   pooled.host = pooler;
   const role = decodeURIComponent(direct.username);
   const password = decodeURIComponent(direct.password);
-  if (/["\s]/.test(role) || password.includes('"')) throw new Error('the role and password must not contain quotes or spaces (PgBouncer userlist)');
+  if (/["\s]/.test(role) || password.includes('"'))
+    throw new Error('the role and password must not contain quotes or spaces (PgBouncer userlist)');
   return [
     secret('community-layer', {
       DATABASE_URL: pooled.href,

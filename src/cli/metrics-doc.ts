@@ -21,22 +21,36 @@ const DEFAULTS = /^(process|nodejs)_/;
  */
 function exportedMetrics(): MetricObject[] {
   const databaseUrl = 'postgres://metrics-doc@127.0.0.1:9/none';
-  const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: databaseUrl, AUTH_JWKS_URL: 'https://idp.invalid/jwks.json' });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: databaseUrl,
+    AUTH_JWKS_URL: 'https://idp.invalid/jwks.json',
+  });
   const { instance } = appParts(resolveConfig(config, { databaseUrl, authKey: { kind: 'jwks', url: 'https://idp.invalid/jwks.json' } }));
   return instance.services.metrics.registry.getMetricsAsArray();
 }
 
 function table(metrics: MetricObject[]): string {
   const described = (metric: MetricObject) => metric as unknown as { name: string; help: string; type: string; labelNames: string[] };
-  const own = metrics.map(described).filter((metric) => !DEFAULTS.test(metric.name)).sort((a, b) => a.name.localeCompare(b.name));
-  const defaults = metrics.map(described).filter((metric) => DEFAULTS.test(metric.name)).map((metric) => `\`${metric.name}\``);
+  const own = metrics
+    .map(described)
+    .filter((metric) => !DEFAULTS.test(metric.name))
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const defaults = metrics
+    .map(described)
+    .filter((metric) => DEFAULTS.test(metric.name))
+    .map((metric) => `\`${metric.name}\``);
   return [
     BEGIN,
     '<!-- Generated from the code by `npm run metrics:doc`; CI checks it with `npm run metrics:check`. -->',
     '',
     '| metric | type | labels | meaning |',
     '|---|---|---|---|',
-    ...own.map((metric) => `| \`${metric.name}\` | ${metric.type} | ${metric.labelNames.map((label) => `\`${label}\``).join(', ')} | ${metric.help.replaceAll('|', '\\|')} |`),
+    ...own.map(
+      (metric) =>
+        `| \`${metric.name}\` | ${metric.type} | ${metric.labelNames.map((label) => `\`${label}\``).join(', ')} | ${metric.help.replaceAll('|', '\\|')} |`,
+    ),
     `| prom-client's defaults | | | ${defaults.join(', ')} (its three \`nodejs_active_*_total\` gauges left out: their sums are in \`nodejs_active_*{type}\`) |`,
     END,
   ].join('\n');

@@ -4,7 +4,9 @@ import { printSortedSchema } from '../api/schema.js';
 import { projectRoot } from '../util/project-root.js';
 import { answerStandardOptions } from './command-line.js';
 
-answerStandardOptions(`usage: npm run schema | npm run schema:check (node dist/src/cli/print-schema.js [--check])\n\nWrites schema.graphql from the code; --check fails (exit 1) when the committed file is stale.`);
+answerStandardOptions(
+  `usage: npm run schema | npm run schema:check (node dist/src/cli/print-schema.js [--check])\n\nWrites schema.graphql from the code; --check fails (exit 1) when the committed file is stale.`,
+);
 
 /** `npm run schema` writes schema.graphql; `npm run schema:check` fails when it is stale. */
 const file = path.join(projectRoot(), 'schema.graphql');

@@ -32,7 +32,10 @@ await runDatabaseCommand(
       return 0;
     }
     if (command === 'list') {
-      for (const p of await listProcessors(db)) console.log([p.id, p.subject, JSON.stringify(p.name), p.retired_at ? `retired ${p.retired_at.toISOString()}` : 'active'].join('\t'));
+      for (const p of await listProcessors(db))
+        console.log(
+          [p.id, p.subject, JSON.stringify(p.name), p.retired_at ? `retired ${p.retired_at.toISOString()}` : 'active'].join('\t'),
+        );
       return 0;
     }
     if (command === 'retire') {

@@ -21,10 +21,18 @@ export function releasedSchema(text: string): VersionedSchema {
  * had deprecated left out (its suppressRemovalOfDeprecatedField rule). `allowedBy` names the version
  * bump that marks them, when it is a breaking one in semantic versioning (0.x: the minor).
  */
-export async function breakingChanges(released: VersionedSchema, current: VersionedSchema): Promise<{ breaks: string[]; allowedBy: string | null }> {
+export async function breakingChanges(
+  released: VersionedSchema,
+  current: VersionedSchema,
+): Promise<{ breaks: string[]; allowedBy: string | null }> {
   const changes = await diff(buildSchema(released.sdl), buildSchema(current.sdl), [DiffRule.suppressRemovalOfDeprecatedField]);
-  const breaks = changes.filter((change) => change.criticality.level === CriticalityLevel.Breaking).map((change) => `${change.path ?? ''}: ${change.message}`);
-  return { breaks, allowedBy: breakingBump(released.version, current.version) ? `the version ${released.version} → ${current.version}` : null };
+  const breaks = changes
+    .filter((change) => change.criticality.level === CriticalityLevel.Breaking)
+    .map((change) => `${change.path ?? ''}: ${change.message}`);
+  return {
+    breaks,
+    allowedBy: breakingBump(released.version, current.version) ? `the version ${released.version} → ${current.version}` : null,
+  };
 }
 
 function breakingBump(from: string, to: string): boolean {

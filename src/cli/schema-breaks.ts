@@ -20,7 +20,10 @@ const { version } = JSON.parse(await readFile(path.join(root, 'package.json'), '
 const current = printSortedSchema();
 
 if (process.argv.includes('--release')) {
-  await writeFile(file, `# The schema of community-layer ${version}, the last release: \`npm run schema:breaks\` compares with it.\n${current}`);
+  await writeFile(
+    file,
+    `# The schema of community-layer ${version}, the last release: \`npm run schema:breaks\` compares with it.\n${current}`,
+  );
   console.log(`wrote ${RELEASED_SCHEMA_FILE} (${version})`);
   process.exit(0);
 }

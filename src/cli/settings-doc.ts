@@ -4,7 +4,9 @@ import { renderSettingsTable } from '../config/settings-table.js';
 import { projectRoot } from '../util/project-root.js';
 import { answerStandardOptions } from './command-line.js';
 
-answerStandardOptions(`usage: npm run settings:doc | npm run settings:check (node dist/src/cli/settings-doc.js [--check])\n\nWrites docs/settings.md from src/config/; --check fails (exit 1) when the committed file is stale.`);
+answerStandardOptions(
+  `usage: npm run settings:doc | npm run settings:check (node dist/src/cli/settings-doc.js [--check])\n\nWrites docs/settings.md from src/config/; --check fails (exit 1) when the committed file is stale.`,
+);
 
 /** `npm run settings:doc` writes docs/settings.md; `npm run settings:check` fails when it is stale. */
 const file = path.join(projectRoot(), 'docs/settings.md');

@@ -29,12 +29,19 @@ const { positionals, values } = parseArgs({
 });
 
 const describe = (e: WebhookEndpoint) =>
-  [e.id, e.url, e.event_kinds.join(','), `${e.consecutive_failures} failures`, e.disabled_reason ? `disabled: ${e.disabled_reason}` : 'enabled'].join('\t');
+  [
+    e.id,
+    e.url,
+    e.event_kinds.join(','),
+    `${e.consecutive_failures} failures`,
+    e.disabled_reason ? `disabled: ${e.disabled_reason}` : 'enabled',
+  ].join('\t');
 
 function kindsArgument(text: string | undefined): MembershipEventKind[] {
   const kinds = (text ?? '').split(',').filter(Boolean);
   const unknown = kinds.find((kind) => !(KINDS as readonly string[]).includes(kind));
-  if (kinds.length === 0 || unknown !== undefined) throw new UsageError(unknown ? `unknown kind ${unknown}` : 'name at least one kind with --kinds');
+  if (kinds.length === 0 || unknown !== undefined)
+    throw new UsageError(unknown ? `unknown kind ${unknown}` : 'name at least one kind with --kinds');
   return [...new Set(kinds)] as MembershipEventKind[];
 }
 
@@ -76,7 +83,9 @@ await runDatabaseCommand(
         const last = Number(values.last);
         if (!Number.isInteger(last) || last < 1 || last > 100) throw new UsageError('--last must be 1–100');
         for (const d of await listDeliveries(db, idArgument(positional(rest, 0, 'endpoint id'), 'endpoint id'), last)) {
-          console.log([d.id, `msg_${d.event_position}`, d.status, `${d.attempts} attempts`, d.last_status_code ?? '-', d.last_error ?? ''].join('\t'));
+          console.log(
+            [d.id, `msg_${d.event_position}`, d.status, `${d.attempts} attempts`, d.last_status_code ?? '-', d.last_error ?? ''].join('\t'),
+          );
         }
         return 0;
       }

@@ -46,7 +46,8 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   params.delete('target_session_attrs');
   const rest = params.toString();
   const auth = userinfo === undefined ? '' : `${userinfo}@`;
-  const maskedAuth = userinfo === undefined ? '' : `${userinfo.includes(':') ? `${userinfo.slice(0, userinfo.indexOf(':'))}:***` : userinfo}@`;
+  const maskedAuth =
+    userinfo === undefined ? '' : `${userinfo.includes(':') ? `${userinfo.slice(0, userinfo.indexOf(':'))}:***` : userinfo}@`;
   return {
     hosts,
     targetSessionAttrs: attrs as DatabaseTarget['targetSessionAttrs'],

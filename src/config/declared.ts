@@ -20,7 +20,11 @@ export function declaredSettings(group: SettingGroup, path: string[] = []): Decl
  * The group's input read from the environment: each setting's variable under its configuration name,
  * nested like the groups. An empty variable means "not set", as shells and .env files commonly produce.
  */
-export function readEnvironment(group: SettingGroup, environment: Record<string, string | undefined>, path: string[] = []): Record<string, unknown> {
+export function readEnvironment(
+  group: SettingGroup,
+  environment: Record<string, string | undefined>,
+  path: string[] = [],
+): Record<string, unknown> {
   const input: Record<string, unknown> = {};
   for (const [key, schema] of Object.entries(group.settings)) {
     const info = settingInfo.get(schema);

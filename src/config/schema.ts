@@ -41,12 +41,14 @@ const settings = {
 };
 
 /** `needsDatabase` false: for tools that never connect (a token minted in production needs no DATABASE_URL). */
-const whole = (needsDatabase: boolean) => group(
-  settings,
-  (object) =>
+const whole = (needsDatabase: boolean) =>
+  group(settings, (object) =>
     object
       // Each production rule only over a group that parsed: a broken one is not transformed (no auth.key).
-      .superRefine((config, ctx) => void (needsDatabase && config.env === 'production' && databaseInProduction(config.database, ctx)), parsed('database'))
+      .superRefine(
+        (config, ctx) => void (needsDatabase && config.env === 'production' && databaseInProduction(config.database, ctx)),
+        parsed('database'),
+      )
       .superRefine((config, ctx) => void (config.env === 'production' && authInProduction(config.auth, ctx)), parsed('auth'))
       .transform(({ graphql, database, metrics, ...config }) => {
         const development = config.env !== 'production';
@@ -63,7 +65,7 @@ const whole = (needsDatabase: boolean) => group(
           },
         };
       }),
-);
+  );
 
 export const configuration = whole(true);
 export const configurationWithoutDatabase = whole(false);

@@ -18,7 +18,10 @@ export function renderSettingsTable(): string {
       '',
       '| variable | default | accepts | meaning |',
       '|---|---|---|---|',
-      ...settings.map((setting) => `| \`${setting.env}\` | ${defaultOf(setting)} | ${accepted(setting)} | ${setting.description.replaceAll('|', '\\|')} |`),
+      ...settings.map(
+        (setting) =>
+          `| \`${setting.env}\` | ${defaultOf(setting)} | ${accepted(setting)} | ${setting.description.replaceAll('|', '\\|')} |`,
+      ),
     ].join('\n'),
   );
   return [

@@ -57,5 +57,7 @@ export function mustDiscardConnection(error: unknown): boolean {
 export function isDeadlineError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   // pg's words: a statement's deadline, a pool wait, a new connection that never completed its start-up.
-  return [QUERY_DEADLINE_MESSAGE, 'timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'].some((message) => error.message.includes(message));
+  return [QUERY_DEADLINE_MESSAGE, 'timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'].some(
+    (message) => error.message.includes(message),
+  );
 }

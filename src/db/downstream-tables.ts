@@ -57,4 +57,7 @@ export interface PurgeAcknowledgementTable {
   reason: string | null;
   acknowledged_at: Generated<Date>;
 }
-export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & { id: Generated<string>; acknowledged_at: Date };
+export type PurgeAcknowledgementChangeTable = Omit<PurgeAcknowledgementTable, 'acknowledged_at'> & {
+  id: Generated<string>;
+  acknowledged_at: Date;
+};

@@ -53,7 +53,9 @@ export class DurabilityMonitor {
   async start(): Promise<void> {
     const report = await this.check();
     if (!report.durable && this.required) {
-      throw new NotDurableError(`DATABASE_REQUIRE_SYNCHRONOUS_COMMIT=true, but the primary can lose acknowledged commits on failover: ${report.reason}`);
+      throw new NotDurableError(
+        `DATABASE_REQUIRE_SYNCHRONOUS_COMMIT=true, but the primary can lose acknowledged commits on failover: ${report.reason}`,
+      );
     }
   }
 
@@ -70,7 +72,8 @@ export class DurabilityMonitor {
         // A WARN only where a failover can happen (a standby streams) or durability is required;
         // a single node (development, a managed database's own HA) hears it once at info.
         const level = this.required || report.standbys > 0 ? 'warn' : 'info';
-        if (changed && !report.durable) this.logger[level]({ durability: report }, `acknowledged commits can be lost on failover: ${report.reason}`);
+        if (changed && !report.durable)
+          this.logger[level]({ durability: report }, `acknowledged commits can be lost on failover: ${report.reason}`);
         else if (changed) this.logger.info({ durability: report }, 'acknowledged commits survive failover');
         return report;
       })

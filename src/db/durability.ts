@@ -36,7 +36,13 @@ export async function readDurability(db: Kysely<Database>): Promise<Durability> 
            (SELECT count(*) FILTER (WHERE sync_state IS NULL) FROM pg_stat_replication)::int AS hidden,
            (SELECT count(*) FROM pg_stat_replication)::int AS standbys`.execute(db);
   const settings = rows[0]!;
-  return { ...verdict(settings), synchronousCommit: settings.synchronous_commit, synchronousStandbyNames: settings.synchronous_standby_names, synchronousStandbys: settings.hidden > 0 ? null : settings.synchronous, standbys: settings.standbys };
+  return {
+    ...verdict(settings),
+    synchronousCommit: settings.synchronous_commit,
+    synchronousStandbyNames: settings.synchronous_standby_names,
+    synchronousStandbys: settings.hidden > 0 ? null : settings.synchronous,
+    standbys: settings.standbys,
+  };
 }
 
 function verdict(settings: Settings): Pick<Durability, 'durable' | 'reason'> {
@@ -45,10 +51,20 @@ function verdict(settings: Settings): Pick<Durability, 'durable' | 'reason'> {
     return { durable: false, reason: `synchronous_commit=${commit}: a commit is acknowledged before any standby has it` };
   }
   if (settings.synchronous_standby_names.trim() === '') {
-    return { durable: false, reason: 'synchronous_standby_names is empty: no standby confirms a commit before it is acknowledged (asynchronous replication, or none)' };
+    return {
+      durable: false,
+      reason:
+        'synchronous_standby_names is empty: no standby confirms a commit before it is acknowledged (asynchronous replication, or none)',
+    };
   }
   if (settings.hidden === 0 && settings.synchronous === 0) {
-    return { durable: true, reason: 'no synchronous standby is connected now: commits wait until one confirms them (none is acknowledged unreplicated)' };
+    return {
+      durable: true,
+      reason: 'no synchronous standby is connected now: commits wait until one confirms them (none is acknowledged unreplicated)',
+    };
   }
-  return { durable: true, reason: `each commit is confirmed by a synchronous standby (synchronous_commit=${commit}) before it is acknowledged` };
+  return {
+    durable: true,
+    reason: `each commit is confirmed by a synchronous standby (synchronous_commit=${commit}) before it is acknowledged`,
+  };
 }

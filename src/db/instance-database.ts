@@ -27,9 +27,12 @@ export function openInstanceDatabase(
 ): InstanceDatabase {
   const endpoint = databaseEndpoint(config.url, config.acquireTimeoutMs);
   const listenEndpoint = config.listenUrl === config.url ? endpoint : databaseEndpoint(config.listenUrl, config.acquireTimeoutMs);
-  const named: Record<string, DatabaseEndpoint> = listenEndpoint === endpoint ? { database: endpoint } : { database: endpoint, listen: listenEndpoint };
+  const named: Record<string, DatabaseEndpoint> =
+    listenEndpoint === endpoint ? { database: endpoint } : { database: endpoint, listen: listenEndpoint };
   for (const [name, which] of Object.entries(named)) {
-    which.onHostChange((host) => logger.info({ url: which.masked, host: `${host.host}:${host.port}` }, `${name} connections go to ${host.host}:${host.port}`));
+    which.onHostChange((host) =>
+      logger.info({ url: which.masked, host: `${host.host}:${host.port}` }, `${name} connections go to ${host.host}:${host.port}`),
+    );
   }
   const database = connectDatabase({ url: config.url, endpoint, poolMax: config.poolMax, logger, limits: config, ...traced });
   const purgeDatabase = connectDatabase({ url: config.url, endpoint, poolMax: 1, logger, limits: config, ...traced });

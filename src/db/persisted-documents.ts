@@ -18,7 +18,14 @@ export function persistedDocuments(db: Kysely<Database>, maxApqDocuments: number
           .expression(
             db
               .selectNoFrom([sql<string>`${id}::text`.as('id'), sql<string>`${body}::text`.as('body'), sql<'apq'>`'apq'`.as('source')])
-              .where(db.selectFrom('persisted_document').select((eb) => eb.fn.countAll().as('n')).where('source', '=', 'apq'), '<', maxApqDocuments),
+              .where(
+                db
+                  .selectFrom('persisted_document')
+                  .select((eb) => eb.fn.countAll().as('n'))
+                  .where('source', '=', 'apq'),
+                '<',
+                maxApqDocuments,
+              ),
           )
           .onConflict((conflict) => conflict.column('id').doNothing())
           .executeTakeFirst();

@@ -20,7 +20,6 @@ export type SignalKind = (typeof SIGNAL_KINDS)[number];
 /** The tables as Kysely sees them. int8 and numeric arrive as strings (exact), never numbers. */
 export type MembershipStatus = 'ACTIVE' | 'LEFT';
 
-
 export interface CommunityMembershipTable {
   user_id: string;
   status: MembershipStatus;
@@ -124,7 +123,6 @@ export interface MembershipEventTable {
   purge_id: ColumnType<string | null, never, never>;
   recorded_at: ColumnType<Date, never, never>;
 }
-
 
 /** Fair share: one budget's bucket (src/budgets/lease.store.ts). */
 export interface FairShareBucketTable {

@@ -6,6 +6,8 @@ import type { Database } from './schema.js';
  * `default_transaction_read_only` answers `SELECT 1` but refuses every leave and signal.
  */
 export async function acceptsWrites(db: Kysely<Database>): Promise<boolean> {
-  const { rows } = await sql<{ writable: boolean }>`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off' AS writable`.execute(db);
+  const { rows } = await sql<{
+    writable: boolean;
+  }>`SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off' AS writable`.execute(db);
   return rows[0]?.writable === true;
 }

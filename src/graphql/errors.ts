@@ -6,7 +6,12 @@ import { GraphQLError, type ASTNode } from 'graphql';
  * other transports drop it too, see publicError).
  */
 
-export function badUserInput(message: string, argument?: string, nodes?: readonly ASTNode[], details?: Record<string, unknown>): GraphQLError {
+export function badUserInput(
+  message: string,
+  argument?: string,
+  nodes?: readonly ASTNode[],
+  details?: Record<string, unknown>,
+): GraphQLError {
   return new GraphQLError(message, {
     ...(nodes ? { nodes } : {}),
     extensions: { code: 'BAD_USER_INPUT', ...(argument ? { argument } : {}), ...details },
@@ -68,6 +73,8 @@ export function overloaded(retryAfterSeconds: number, requestId?: string): Graph
 }
 
 /** A result that ends a stream because the instance is stopping (SHUTTING_DOWN): clients are to resubscribe. */
-export function endsForShutdown(result: { errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined } | null | undefined): boolean {
+export function endsForShutdown(
+  result: { errors?: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined } | null | undefined,
+): boolean {
   return result?.errors?.some((error) => error.extensions?.['code'] === 'SHUTTING_DOWN') ?? false;
 }

@@ -9,9 +9,11 @@ const SUGGESTION = /\s*Did you mean .+\?$/;
  */
 export function useHiddenSuggestions(): Plugin {
   return {
-    onValidate: () => ({ result, setResult }) => {
-      if (result.some((error) => SUGGESTION.test(error.message))) setResult(result.map(withoutSuggestion));
-    },
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (result.some((error) => SUGGESTION.test(error.message))) setResult(result.map(withoutSuggestion));
+      },
     onExecute: () => ({ onExecuteDone: ({ result, setResult }) => void (isSingle(result) && setResult(stripped(result))) }),
     onSubscribe: () => ({ onSubscribeResult: ({ result, setResult }) => void (isSingle(result) && setResult(stripped(result))) }),
   };

@@ -13,7 +13,10 @@ const FAILURE_CODES = new Set(['INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE', '
  * The `extensions.code` of each error, once each, in order; an error without one counts as
  * `uncoded` (graphql-js' own parse and validation errors, before Yoga names them).
  */
-export function errorCodes(errors: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined, uncoded = 'GRAPHQL_ERROR'): string[] {
+export function errorCodes(
+  errors: readonly { extensions?: Record<string, unknown> | undefined }[] | undefined,
+  uncoded = 'GRAPHQL_ERROR',
+): string[] {
   const codes = (errors ?? []).map((error) => {
     const code = error.extensions?.['code'];
     return typeof code === 'string' ? code : uncoded;

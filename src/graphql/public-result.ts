@@ -15,7 +15,10 @@ export function publicError(error: GraphQLError): GraphQLFormattedError {
  * An error answered outside Yoga (a refusal before the body is read, a graphql-sse reservation):
  * the status and headers its `extensions.http` asks for, the body Yoga would give.
  */
-export function errorResponse(error: GraphQLError, fallbackStatus = 500): { status: number; headers: Record<string, string>; body: string } {
+export function errorResponse(
+  error: GraphQLError,
+  fallbackStatus = 500,
+): { status: number; headers: Record<string, string>; body: string } {
   const http = error.extensions?.['http'] as { status?: number; headers?: Record<string, string> } | undefined;
   return { status: http?.status ?? fallbackStatus, headers: { ...http?.headers }, body: JSON.stringify({ errors: [publicError(error)] }) };
 }

@@ -21,16 +21,14 @@ export interface MembershipEvent {
  * pulls a plain subquery up into the statement, so the plan is the one the table itself would get.
  */
 export function membershipEvents(db: Kysely<Database>) {
-  return db.selectFrom('membership_event').select(['position', 'kind', 'user_id', 'left_at_ns', 'rejoined_at_ns', 'purge_id', 'recorded_at']);
+  return db
+    .selectFrom('membership_event')
+    .select(['position', 'kind', 'user_id', 'left_at_ns', 'rejoined_at_ns', 'purge_id', 'recorded_at']);
 }
 
 /** Up to `limit` events after `after`, in position order. */
 export async function listMembershipEvents(db: Kysely<Database>, after: bigint, limit: number): Promise<MembershipEvent[]> {
-  const rows = await membershipEvents(db)
-    .where('position', '>', after.toString())
-    .orderBy('position')
-    .limit(limit)
-    .execute();
+  const rows = await membershipEvents(db).where('position', '>', after.toString()).orderBy('position').limit(limit).execute();
   return rows.map((row) => ({
     position: row.position,
     kind: row.kind,

@@ -33,7 +33,8 @@ function readLeftUsers(db: Kysely<Database>, reader: LeftUsersReader): Promise<b
       reader.expect(Number(head.left_count));
       // community_user_key is the u64 minus 2^63 (int8): its big-endian bytes are the u64's with
       // the top bit flipped, flipped back below.
-      const fetchPage = (after: string) => sql<{ packed: Uint8Array | null; last: string | null }>`
+      const fetchPage = (after: string) =>
+        sql<{ packed: Uint8Array | null; last: string | null }>`
         SELECT string_agg(int8send(community_user_key(p.user_id)), ''::bytea) AS packed, max(p.user_id) AS last
           FROM (SELECT user_id FROM community_membership
                  WHERE status = 'LEFT' AND user_id > ${after}::numeric

@@ -49,7 +49,15 @@ export async function readChangedStates(
           .as('e'),
       (join) => join.onTrue(),
     )
-    .select(['w.user_id', 'm.status', 'm.left_at_ns as current_left_at_ns', 'm.version', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.gated_signals'])
+    .select([
+      'w.user_id',
+      'm.status',
+      'm.left_at_ns as current_left_at_ns',
+      'm.version',
+      'e.left_at_ns',
+      'e.rejoined_at_ns',
+      'e.gated_signals',
+    ])
     .select(sql<string>`(SELECT count(*) FROM leave_episode c WHERE c.user_id = w.user_id)`.as('leave_count'))
     .where(sql<boolean>`m.version IS DISTINCT FROM w.held`)
     .orderBy('w.user_id')
@@ -67,7 +75,9 @@ export async function readChangedStates(
       states.set(row.user_id, state);
     }
     if (row.left_at_ns !== null) {
-      state.recentLeaves.push(toLeaveEpisode({ left_at_ns: row.left_at_ns, rejoined_at_ns: row.rejoined_at_ns, gated_signals: row.gated_signals }));
+      state.recentLeaves.push(
+        toLeaveEpisode({ left_at_ns: row.left_at_ns, rejoined_at_ns: row.rejoined_at_ns, gated_signals: row.gated_signals }),
+      );
     }
   }
   return [...states.values()];

@@ -55,11 +55,7 @@ export const gatedSignals = sql<string>`(
 )`;
 
 export async function findMembership(db: Kysely<Database>, userId: string): Promise<Membership> {
-  const row = await db
-    .selectFrom('community_membership')
-    .selectAll()
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
+  const row = await db.selectFrom('community_membership').selectAll().where('user_id', '=', userId).executeTakeFirst();
   return toMembership(userId, row);
 }
 

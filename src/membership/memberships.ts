@@ -1,7 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MembershipSync } from './cache/membership-sync.js';
-import { countLeaves, findMembership, leave, listLeaveEpisodes, rejoin, type LeaveEpisode, type LeavePage, type Membership, type MembershipWrite } from './membership.store.js';
+import {
+  countLeaves,
+  findMembership,
+  leave,
+  listLeaveEpisodes,
+  rejoin,
+  type LeaveEpisode,
+  type LeavePage,
+  type Membership,
+  type MembershipWrite,
+} from './membership.store.js';
 
 export type { LeaveEpisode, LeavePage, Membership } from './membership.store.js';
 export type { MembershipState } from './membership-states.store.js';

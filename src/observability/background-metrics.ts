@@ -18,7 +18,11 @@ export function backgroundMetrics(registry: Registry) {
       labelNames: ['outcome'] as const,
       registers,
     }),
-    purgesFinished: new Counter({ name: 'community_purges_finished_total', help: 'Purges whose last chunk ran on this instance.', registers }),
+    purgesFinished: new Counter({
+      name: 'community_purges_finished_total',
+      help: 'Purges whose last chunk ran on this instance.',
+      registers,
+    }),
     purgeDuration: new Histogram({
       name: 'community_purge_duration_seconds',
       help: "A finished purge's time from its request to its last chunk (database clock), for purges finished on this instance.",
@@ -40,9 +44,21 @@ export function backgroundMetrics(registry: Registry) {
 }
 
 const BACKLOG_GAUGES: [keyof Backlog, string, string][] = [
-  ['webhookPending', 'community_webhook_backlog', 'Webhook deliveries pending in the whole deployment (read from the database when scraped; every instance reports the same).'],
-  ['webhookOldestPendingSeconds', 'community_webhook_oldest_pending_seconds', 'Age of the oldest pending webhook delivery in the deployment; 0 when none is pending.'],
-  ['webhookDispatchLagSeconds', 'community_webhook_dispatch_lag_seconds', 'Age of the oldest membership event the dispatcher has not turned into deliveries yet; 0 when it is caught up.'],
+  [
+    'webhookPending',
+    'community_webhook_backlog',
+    'Webhook deliveries pending in the whole deployment (read from the database when scraped; every instance reports the same).',
+  ],
+  [
+    'webhookOldestPendingSeconds',
+    'community_webhook_oldest_pending_seconds',
+    'Age of the oldest pending webhook delivery in the deployment; 0 when none is pending.',
+  ],
+  [
+    'webhookDispatchLagSeconds',
+    'community_webhook_dispatch_lag_seconds',
+    'Age of the oldest membership event the dispatcher has not turned into deliveries yet; 0 when it is caught up.',
+  ],
   ['purgesRunning', 'community_purges_running', 'Purges requested and not finished in the whole deployment.'],
 ];
 
@@ -56,7 +72,13 @@ export function observeBacklog(registry: Registry, read: () => Promise<Backlog>)
   let reading: { at: number; figures: Promise<Backlog> } | null = null;
   const current = (): Promise<Backlog> => {
     if (!reading || performance.now() - reading.at > 1_000) {
-      reading = { at: performance.now(), figures: read().then((figures) => (last = figures), () => last) };
+      reading = {
+        at: performance.now(),
+        figures: read().then(
+          (figures) => (last = figures),
+          () => last,
+        ),
+      };
     }
     return reading.figures;
   };

@@ -40,7 +40,11 @@ function stampedCommit(root: string): string {
 function gitCommit(root: string): string {
   try {
     // As scripts/fresh-build.mjs stamps it.
-    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=40'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=40'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   } catch {
     return 'unknown';
   }

@@ -28,8 +28,14 @@ export function fairShareMetrics(registry: Registry) {
       "Points admitted against callers' budgets (an operation's charge: its cost, or the signals it writes when more), by class: user, service, admin, anonymous.",
     ),
     refused: refusals(
-      counter('community_fair_share_refused_cost_total', 'Points of operations refused with 429 RATE_LIMITED (over the budget, or over the membership-change limit), by class.'),
-      counter('community_fair_share_refusals_total', 'Operations (or requests refused at the door) refused with 429 RATE_LIMITED, by class.'),
+      counter(
+        'community_fair_share_refused_cost_total',
+        'Points of operations refused with 429 RATE_LIMITED (over the budget, or over the membership-change limit), by class.',
+      ),
+      counter(
+        'community_fair_share_refusals_total',
+        'Operations (or requests refused at the door) refused with 429 RATE_LIMITED, by class.',
+      ),
     ),
   };
 }

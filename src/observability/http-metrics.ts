@@ -10,7 +10,7 @@ export function httpResponseMetrics(registry: Registry): (status: number) => voi
   const pending = CLASSES.map(() => 0);
   new Counter<'status_class'>({
     name: 'community_http_responses_total',
-    help: 'HTTP responses of the API port (the probes /healthz and /readyz left out) by status class: 2xx, 3xx, 4xx (the caller\'s), 5xx (the service\'s).',
+    help: "HTTP responses of the API port (the probes /healthz and /readyz left out) by status class: 2xx, 3xx, 4xx (the caller's), 5xx (the service's).",
     labelNames: ['status_class'] as const,
     registers: [registry],
     collect() {

@@ -12,7 +12,12 @@ export interface ObservedMembershipCache {
 
 /** The cache's size and sync state, its listener, and how late notifications arrive. */
 export function observeMembershipCache(registry: Registry, membership: ObservedMembershipCache): void {
-  scrapedGauge(registry, 'community_cache_entries', 'Users currently LEFT in this instance’s membership cache.', () => membership.cache.size);
+  scrapedGauge(
+    registry,
+    'community_cache_entries',
+    'Users currently LEFT in this instance’s membership cache.',
+    () => membership.cache.size,
+  );
   scrapedGauge(registry, 'community_cache_in_sync', '1 when the membership cache is in sync (listener up, snapshot applied).', () =>
     membership.inSync ? 1 : 0,
   );
@@ -27,9 +32,19 @@ export function observeMembershipCache(registry: Registry, membership: ObservedM
     },
   });
   mirrorCounter(registry, 'community_listener_reconnects_total', 'Listener reconnections.', () => membership.counters.reconnects);
-  mirrorCounter(registry, 'community_cache_resyncs_total', 'Snapshot reads applied to the cache (start-up, reconnects, backstop).', () => membership.counters.resyncs);
+  mirrorCounter(
+    registry,
+    'community_cache_resyncs_total',
+    'Snapshot reads applied to the cache (start-up, reconnects, backstop).',
+    () => membership.counters.resyncs,
+  );
   mirrorCounter(registry, 'community_cache_full_reloads_total', 'Full reloads of the cache.', () => membership.counters.fullReloads);
-  mirrorCounter(registry, 'community_notifications_ignored_total', 'Stale or duplicate notifications ignored.', () => membership.counters.ignoredNotifications);
+  mirrorCounter(
+    registry,
+    'community_notifications_ignored_total',
+    'Stale or duplicate notifications ignored.',
+    () => membership.counters.ignoredNotifications,
+  );
   const lag = new Histogram({
     name: 'community_notification_lag_seconds',
     help: 'From the membership write (database clock in the payload) to this cache applying it.',

@@ -2,7 +2,13 @@ import { hrTime } from '@opentelemetry/core';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { emptyResource } from '@opentelemetry/resources';
-import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type CollectionResult, type MetricProducer } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type CollectionResult,
+  type MetricProducer,
+} from '@opentelemetry/sdk-metrics';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { MetricsExportConfig } from '../config/groups/observability.js';
@@ -26,7 +32,13 @@ const SCOPE_NAME = 'community-layer';
  * reader collects from a producer that reads the registry. As in tracing.ts, every exporter option
  * comes from the parsed config, and nothing is registered globally.
  */
-export function metricsExport(config: MetricsExportConfig, registry: Registry, instanceId: string, serviceName: string, logger: Logger): MetricsExport {
+export function metricsExport(
+  config: MetricsExportConfig,
+  registry: Registry,
+  instanceId: string,
+  serviceName: string,
+  logger: Logger,
+): MetricsExport {
   if (!config) return { start: () => {}, stop: async () => {} };
   let provider: MeterProvider | null = null;
   return {
@@ -50,7 +62,9 @@ export function metricsExport(config: MetricsExportConfig, registry: Registry, i
     },
     async stop() {
       // A collector that does not answer must not hold up the stop.
-      await provider?.shutdown({ timeoutMillis: EXPORT_TIMEOUT_MS }).catch((error: unknown) => logger.warn({ err: error }, 'the final metrics export did not finish'));
+      await provider
+        ?.shutdown({ timeoutMillis: EXPORT_TIMEOUT_MS })
+        .catch((error: unknown) => logger.warn({ err: error }, 'the final metrics export did not finish'));
     },
   };
 }

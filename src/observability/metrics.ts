@@ -60,7 +60,7 @@ export class Metrics {
   });
   readonly operations = new Counter({
     name: 'graphql_operations_total',
-    help: 'GraphQL operations by operation (its name when a trusted document names it, else other), type and outcome (ok; rejected: the caller\'s error or a limit; failed: the service\'s, alert on these) and the error code that decided it (none when ok).',
+    help: "GraphQL operations by operation (its name when a trusted document names it, else other), type and outcome (ok; rejected: the caller's error or a limit; failed: the service's, alert on these) and the error code that decided it (none when ok).",
     labelNames: ['operation', 'type', 'outcome', 'code'] as const,
     registers: [this.registry],
   });
@@ -73,7 +73,8 @@ export class Metrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Gauges named like counters, which `promtool check metrics` refuses; nodejs_active_*{type} has their sums.
-    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+      this.registry.removeSingleMetric(name);
     const build = new Gauge({
       name: 'community_layer_build_info',
       help: 'Always 1: the running build\'s version (package.json) and commit ("unknown" when built outside git).',
@@ -90,13 +91,28 @@ export class Metrics {
 
   /** Bulk requests past the door and waiting at it, read when scraped. */
   observeBulkRequests(door: { readonly inProgressCount: number; readonly waitingCount: number }): void {
-    scrapedGauge(this.registry, 'community_bulk_requests_in_progress', 'Requests with bulk bodies (batches) being decoded on this instance.', () => door.inProgressCount);
-    scrapedGauge(this.registry, 'community_bulk_requests_waiting', 'Requests with bulk bodies at the door, not decoding: their bodies arriving, or arrived and waiting for a place.', () => door.waitingCount);
+    scrapedGauge(
+      this.registry,
+      'community_bulk_requests_in_progress',
+      'Requests with bulk bodies (batches) being decoded on this instance.',
+      () => door.inProgressCount,
+    );
+    scrapedGauge(
+      this.registry,
+      'community_bulk_requests_waiting',
+      'Requests with bulk bodies at the door, not decoding: their bodies arriving, or arrived and waiting for a place.',
+      () => door.waitingCount,
+    );
   }
 
   /** The token key source's state, read when scraped (fetch counts only for a remote key set). */
   observeKeySource(keys: { readonly loaded: boolean; readonly fetches?: { readonly ok: number; readonly failed: number } }): void {
-    scrapedGauge(this.registry, 'community_auth_keys_loaded', '1 when the keys that verify tokens are loaded (a remote key set fetched at least once).', () => (keys.loaded ? 1 : 0));
+    scrapedGauge(
+      this.registry,
+      'community_auth_keys_loaded',
+      '1 when the keys that verify tokens are loaded (a remote key set fetched at least once).',
+      () => (keys.loaded ? 1 : 0),
+    );
     const { fetches } = keys;
     if (!fetches) return;
     mirrorCounter(this.registry, 'community_auth_jwks_fetches_total', 'Successful fetches of the remote key set.', () => fetches.ok);

@@ -29,11 +29,33 @@ export function prometheusToOtlp(metrics: readonly PrometheusMetric[], startTime
     const temporality = AggregationTemporality.CUMULATIVE;
     switch (String(metric.type)) {
       case 'counter':
-        return [{ descriptor, aggregationTemporality: temporality, dataPointType: DataPointType.SUM, isMonotonic: true, dataPoints: metric.values.map(({ labels, value }) => point(labels, value)) }];
+        return [
+          {
+            descriptor,
+            aggregationTemporality: temporality,
+            dataPointType: DataPointType.SUM,
+            isMonotonic: true,
+            dataPoints: metric.values.map(({ labels, value }) => point(labels, value)),
+          },
+        ];
       case 'gauge':
-        return [{ descriptor, aggregationTemporality: temporality, dataPointType: DataPointType.GAUGE, dataPoints: metric.values.map(({ labels, value }) => point(labels, value)) }];
+        return [
+          {
+            descriptor,
+            aggregationTemporality: temporality,
+            dataPointType: DataPointType.GAUGE,
+            dataPoints: metric.values.map(({ labels, value }) => point(labels, value)),
+          },
+        ];
       case 'histogram':
-        return [{ descriptor, aggregationTemporality: temporality, dataPointType: DataPointType.HISTOGRAM, dataPoints: histograms(metric).map(({ labels, value }) => point(labels, value)) }];
+        return [
+          {
+            descriptor,
+            aggregationTemporality: temporality,
+            dataPointType: DataPointType.HISTOGRAM,
+            dataPoints: histograms(metric).map(({ labels, value }) => point(labels, value)),
+          },
+        ];
       default:
         return [];
     }
@@ -55,7 +77,9 @@ function histograms(metric: PrometheusMetric): { labels: Labels; value: Histogra
   return [...series.values()].map(({ labels, buckets, sum, count }) => {
     // Prometheus counts each bucket with all below it; OTLP counts each apart, the last above every boundary.
     const finite = buckets.filter(({ le }) => Number.isFinite(le)).sort((a, b) => a.le - b.le);
-    const counts = [...finite.map(({ cumulative }) => cumulative), count].map((cumulative, index, all) => cumulative - (index === 0 ? 0 : all[index - 1]!));
+    const counts = [...finite.map(({ cumulative }) => cumulative), count].map(
+      (cumulative, index, all) => cumulative - (index === 0 ? 0 : all[index - 1]!),
+    );
     return { labels, value: { buckets: { boundaries: finite.map(({ le }) => le), counts }, sum, count } };
   });
 }

@@ -11,7 +11,12 @@ export interface ObservedSubscriptions {
 /** The subscription feed: streams, the users they watch, refusals and the reads they share. */
 export function observeSubscriptionFeed(registry: Registry, feed: ObservedSubscriptions): void {
   scrapedGauge(registry, 'community_subscriptions', 'Open communityLayerStatusChanged streams on this instance.', () => feed.subscribers);
-  scrapedGauge(registry, 'community_subscription_watched_users', 'Distinct users those streams watch (one shared state each).', () => feed.watchedUsers);
+  scrapedGauge(
+    registry,
+    'community_subscription_watched_users',
+    'Distinct users those streams watch (one shared state each).',
+    () => feed.watchedUsers,
+  );
   let seen = { perUser: 0, perInstance: 0 };
   new Counter({
     name: 'community_subscriptions_refused_total',
@@ -26,6 +31,16 @@ export function observeSubscriptionFeed(registry: Registry, feed: ObservedSubscr
       seen = refused;
     },
   });
-  mirrorCounter(registry, 'community_subscription_reads_total', 'Database reads for subscribers (each shared by every watched user that needed one).', () => feed.counters.reads);
-  mirrorCounter(registry, 'community_subscription_failed_reads_total', 'Subscriber reads that failed (retried with backoff).', () => feed.counters.failedReads);
+  mirrorCounter(
+    registry,
+    'community_subscription_reads_total',
+    'Database reads for subscribers (each shared by every watched user that needed one).',
+    () => feed.counters.reads,
+  );
+  mirrorCounter(
+    registry,
+    'community_subscription_failed_reads_total',
+    'Subscriber reads that failed (retried with backoff).',
+    () => feed.counters.failedReads,
+  );
 }

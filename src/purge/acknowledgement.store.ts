@@ -47,8 +47,12 @@ export function listProcessors(db: Kysely<Database>): Promise<DownstreamProcesso
 /** It no longer counts towards any purge, nor may it acknowledge; its acknowledgements stay. */
 export async function retireProcessor(db: Kysely<Database>, id: string): Promise<DownstreamProcessor | undefined> {
   if (!fitsInt8(id)) return undefined;
-  return db.updateTable('downstream_processor').set({ retired_at: sql<Date>`coalesce(retired_at, now())` })
-    .where('id', '=', id).returningAll().executeTakeFirst();
+  return db
+    .updateTable('downstream_processor')
+    .set({ retired_at: sql<Date>`coalesce(retired_at, now())` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
@@ -76,7 +80,10 @@ export async function acknowledgePurge(
     SELECT (SELECT id FROM processor) AS processor_id, (SELECT id FROM purge) AS purge_id`.execute(db);
   const row = rows[0]!;
   if (row.processor_id === null) {
-    throw new DownstreamRefusal('UNKNOWN_PROCESSOR', `No registered downstream processor has the subject "${ack.subject}" (registerDownstreamProcessor).`);
+    throw new DownstreamRefusal(
+      'UNKNOWN_PROCESSOR',
+      `No registered downstream processor has the subject "${ack.subject}" (registerDownstreamProcessor).`,
+    );
   }
   if (row.purge_id === null) throw new DownstreamRefusal('PURGE_NOT_FOUND', `There is no purge ${ack.purgeId}.`);
   const states = await processorStates(db, ack.purgeId);
@@ -97,9 +104,11 @@ export async function processorStates(db: Kysely<Database>, purgeId: string): Pr
     .selectAll('d')
     .select(['a.state', 'a.reason'])
     .select(sql<string | null>`CASE WHEN a.acknowledged_at IS NULL THEN NULL ELSE ${epochNs('a.acknowledged_at')} END`.as('at_ns'))
-    .select(sql<{ state: PurgeAcknowledgementState; reason: string | null; at_ns: string }[]>`coalesce((
+    .select(
+      sql<{ state: PurgeAcknowledgementState; reason: string | null; at_ns: string }[]>`coalesce((
       SELECT json_agg(json_build_object('state', c.state, 'reason', c.reason, 'at_ns', ${epochNs('c.acknowledged_at')}) ORDER BY c.id)
-        FROM purge_acknowledgement_change c WHERE c.purge_id = p.id AND c.processor_id = d.id), '[]')`.as('history'))
+        FROM purge_acknowledgement_change c WHERE c.purge_id = p.id AND c.processor_id = d.id), '[]')`.as('history'),
+    )
     .where('p.id', '=', purgeId)
     .where((eb) => eb.or([eb('d.registered_at', '<=', eb.ref('p.requested_at')), eb('a.purge_id', 'is not', null)]))
     .orderBy('d.id')

@@ -11,6 +11,7 @@ export function processorInputProblem(subject: string, name: string): { argument
     return { argument: 'subject', message: `subject must be 1–${MAX_PROCESSOR_TEXT} characters without spaces` };
   }
   if (isU64(subject)) return { argument: 'subject', message: 'subject must not be a UInt64: a token with such a sub is a user token' };
-  if (name.trim() === '' || name.length > MAX_PROCESSOR_TEXT) return { argument: 'name', message: `name must be 1–${MAX_PROCESSOR_TEXT} characters, not only spaces` };
+  if (name.trim() === '' || name.length > MAX_PROCESSOR_TEXT)
+    return { argument: 'name', message: `name must be 1–${MAX_PROCESSOR_TEXT} characters, not only spaces` };
   return null;
 }

@@ -53,7 +53,11 @@ export class PurgeJobs {
         );
       },
     });
-    channel.subscribe({ channel: PURGE_CHANNEL, onNotification: (payload) => this.notified(payload), onListening: () => this.feed.resync() });
+    channel.subscribe({
+      channel: PURGE_CHANNEL,
+      onNotification: (payload) => this.notified(payload),
+      onListening: () => this.feed.resync(),
+    });
   }
 
   /** Resumes whatever purge a crash or restart left running, then waits for new ones. */

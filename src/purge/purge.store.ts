@@ -67,24 +67,22 @@ export async function runChunk(db: Kysely<Database>, limit: number): Promise<Chu
 const epochNs = (column: string) => sql<string>`((extract(epoch FROM ${sql.ref(column)}) * 1000000)::bigint * 1000)::text`;
 
 function receipts(db: Kysely<Database>) {
-  return db
-    .selectFrom('community_purge as p')
-    .select([
-      'p.id',
-      'p.user_id',
-      'p.status',
-      'p.boundary_ns',
-      'p.from_ns',
-      epochNs('p.requested_at').as('requested_at_ns'),
-      sql<string | null>`CASE WHEN p.finished_at IS NULL THEN NULL ELSE ${epochNs('p.finished_at')} END`.as('finished_at_ns'),
-      'p.removed_so_far',
-      'p.weight_micros_removed',
-      'p.chunks',
-      sql<{ cohort_id: string; entries: string; weight_micros: string }[]>`coalesce((
+  return db.selectFrom('community_purge as p').select([
+    'p.id',
+    'p.user_id',
+    'p.status',
+    'p.boundary_ns',
+    'p.from_ns',
+    epochNs('p.requested_at').as('requested_at_ns'),
+    sql<string | null>`CASE WHEN p.finished_at IS NULL THEN NULL ELSE ${epochNs('p.finished_at')} END`.as('finished_at_ns'),
+    'p.removed_so_far',
+    'p.weight_micros_removed',
+    'p.chunks',
+    sql<{ cohort_id: string; entries: string; weight_micros: string }[]>`coalesce((
         SELECT json_agg(json_build_object('cohort_id', t.cohort_id, 'entries', t.entries::text, 'weight_micros', t.weight_micros::text)
                         ORDER BY t.cohort_id)
           FROM community_purge_target t WHERE t.purge_id = p.id), '[]')`.as('targets'),
-    ]);
+  ]);
 }
 
 type ReceiptRow = Awaited<ReturnType<ReturnType<typeof receipts>['executeTakeFirstOrThrow']>>;
@@ -123,7 +121,9 @@ function toReceipt(row: ReceiptRow): PurgeReceipt {
 
 /** Purges not finished in the whole deployment (the partial unique index on RUNNING covers it). */
 export async function runningPurges(db: Kysely<Database>): Promise<number> {
-  const { rows } = await sql<{ running: number }>`SELECT count(*)::int AS running FROM community_purge WHERE status = 'RUNNING'`.execute(db);
+  const { rows } = await sql<{ running: number }>`SELECT count(*)::int AS running FROM community_purge WHERE status = 'RUNNING'`.execute(
+    db,
+  );
   return rows[0]!.running;
 }
 

@@ -139,7 +139,10 @@ export class BulkAdmission {
 
   /** No room for another bulk request (decoding, arriving or waiting), or the signal queue is full. */
   private full(): boolean {
-    return this.options.saturated() || this.inProgress + this.receiving + this.waiting.length >= this.options.maxInProgress + this.options.maxWaiting;
+    return (
+      this.options.saturated() ||
+      this.inProgress + this.receiving + this.waiting.length >= this.options.maxInProgress + this.options.maxWaiting
+    );
   }
 
   /** Joins the line, behind any waiting already, and enters if there is room (true: it still waits); its room was counted at admission. */

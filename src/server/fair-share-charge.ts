@@ -27,7 +27,10 @@ export interface MembershipChanges {
 const NO_CHANGES: MembershipChanges = { rejoins: [], leavesOnly: false };
 
 /** The operation's leaves and rejoins (as its fields declare them: `extensions.admission`), through fragments. Nothing for anything but a mutation. */
-export function membershipChanges(args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>, caller: string | null): MembershipChanges {
+export function membershipChanges(
+  args: Pick<ExecutionArgs, 'schema' | 'document' | 'operationName' | 'variableValues'>,
+  caller: string | null,
+): MembershipChanges {
   const operation = getOperationAST(args.document, args.operationName);
   if (operation?.operation !== 'mutation') return NO_CHANGES;
   const rejoins: string[] = [];
@@ -42,7 +45,8 @@ export function membershipChanges(args: Pick<ExecutionArgs, 'schema' | 'document
         if (admission?.kind === 'leave') leaves++;
         else if (admission?.kind === 'rejoin') {
           const argument = selection.arguments?.find((node) => node.name.value === admission.userArgument)?.value;
-          const given = argument?.kind === Kind.STRING ? argument.value : argument?.kind === Kind.VARIABLE ? variables[argument.name.value] : undefined;
+          const given =
+            argument?.kind === Kind.STRING ? argument.value : argument?.kind === Kind.VARIABLE ? variables[argument.name.value] : undefined;
           const target = typeof given === 'string' || typeof given === 'number' ? String(given) : caller;
           if (target !== null) rejoins.push(target);
           others++;

@@ -68,7 +68,13 @@ export function useFairShare(
     const decision = fairShare.take(principal.key, principal.budget, cost);
     if (!decision.admitted || changes.rejoins.length === 0) return answer(context, principal.class, cost, decision, 'budget');
     return takeRejoins(changes.rejoins).then((refused) =>
-      answer(context, principal.class, cost, refused ? { ...refused, state: decision.state } : decision, refused ? 'membershipChanges' : 'budget'),
+      answer(
+        context,
+        principal.class,
+        cost,
+        refused ? { ...refused, state: decision.state } : decision,
+        refused ? 'membershipChanges' : 'budget',
+      ),
     );
   };
 
@@ -83,7 +89,13 @@ export function useFairShare(
   };
 
   /** The note on the context and the metric; refused, the 429 answer, else null. */
-  const answer = (context: Context, principalClass: BudgetClass, cost: number, decision: Decision, limit: string): ExecutionResult | null => {
+  const answer = (
+    context: Context,
+    principalClass: BudgetClass,
+    cost: number,
+    decision: Decision,
+    limit: string,
+  ): ExecutionResult | null => {
     const note: RateLimitNote = { principalClass, cost, admitted: decision.admitted, state: decision.state };
     context.rateLimit = note;
     (decision.admitted ? metrics.fairShare.admitted : metrics.fairShare.refused)(principalClass, cost);
@@ -136,7 +148,8 @@ export function useFairShare(
       const principal = principalOf(context.viewer, context.req?.socket.remoteAddress ?? 'unknown');
       const pay = () => {
         const decision = fairShare.take(principal.key, principal.budget, note.cost);
-        if (!decision.admitted) return Math.max(MIN_PAUSE_MS, ((note.cost - decision.state.currentlyAvailable) / decision.state.restoreRate) * 1000);
+        if (!decision.admitted)
+          return Math.max(MIN_PAUSE_MS, ((note.cost - decision.state.currentlyAvailable) / decision.state.restoreRate) * 1000);
         metrics.fairShare.admitted(principal.class, note.cost);
         return 0;
       };

@@ -26,7 +26,14 @@ const brotli = promisify(zlib.brotliCompress);
 const gzip = promisify(zlib.gzip);
 const COMPACT = new Set(['font/woff2', 'font/woff', 'image/png']);
 const DATA_URL = /url\((["']?)data:([\w/+.-]+);base64,([A-Za-z0-9+/=]+)\1\)/g;
-const EXTENSIONS: Record<string, string> = { 'font/woff2': 'woff2', 'font/woff': 'woff', 'font/ttf': 'ttf', 'image/svg+xml': 'svg', 'image/png': 'png', 'image/x-icon': 'ico' };
+const EXTENSIONS: Record<string, string> = {
+  'font/woff2': 'woff2',
+  'font/woff': 'woff',
+  'font/ttf': 'ttf',
+  'image/svg+xml': 'svg',
+  'image/png': 'png',
+  'image/x-icon': 'ico',
+};
 
 /**
  * GraphiQL's bundle (@graphql-yoga/render-graphiql inlines ~9 MB into one page) as separate files:
@@ -48,7 +55,12 @@ export class GraphiQLAssets {
     if (!pathname.startsWith(GRAPHIQL_ASSETS_PATH)) return false;
     const asset = this.build().assets.get(pathname);
     if (!asset) return false;
-    const headers = { 'content-type': asset.type, 'cache-control': 'public, max-age=31536000, immutable', vary: 'accept-encoding', 'x-content-type-options': 'nosniff' };
+    const headers = {
+      'content-type': asset.type,
+      'cache-control': 'public, max-age=31536000, immutable',
+      vary: 'accept-encoding',
+      'x-content-type-options': 'nosniff',
+    };
     const accepted = String(req.headers['accept-encoding'] ?? '');
     const encoding: Encoding | null = !asset.encoded ? null : /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : null;
     if (!encoding || !asset.encoded) {
@@ -71,8 +83,10 @@ export class GraphiQLAssets {
       assets.set(path, { type, body, encoded: COMPACT.has(type) ? null : new Map() });
       return path;
     };
-    const css = bundle.css.replace(DATA_URL, (_match, _quote, type: string, data: string) =>
-      `url("${add('inline', EXTENSIONS[type] ?? 'bin', type, Buffer.from(data, 'base64'))}")`,
+    const css = bundle.css.replace(
+      DATA_URL,
+      (_match, _quote, type: string, data: string) =>
+        `url("${add('inline', EXTENSIONS[type] ?? 'bin', type, Buffer.from(data, 'base64'))}")`,
     );
     const icon = /^data:([\w/+.-]+);base64,(.*)$/s.exec(bundle.favicon);
     const script = (name: string, source: string) => add(name, 'js', 'text/javascript; charset=utf-8', Buffer.from(source));
@@ -96,5 +110,11 @@ export class GraphiQLAssets {
  */
 function compress(body: Buffer, encoding: Encoding): Promise<Buffer> {
   if (encoding === 'gzip') return gzip(body, { level: 9 });
-  return brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 9, [zlib.constants.BROTLI_PARAM_LGWIN]: 24, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  return brotli(body, {
+    params: {
+      [zlib.constants.BROTLI_PARAM_QUALITY]: 9,
+      [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+      [zlib.constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+    },
+  });
 }

@@ -23,7 +23,11 @@ export function graphiql(options: { csrfHeader: string; developmentToken: string
   const settings: GraphiQLOptions = {
     title: 'community-layer',
     defaultQuery: readFileSync(path.join(projectRoot(), GRAPHIQL_OPERATIONS_FILE), 'utf8'),
-    headers: JSON.stringify({ authorization: `Bearer ${options.developmentToken ?? '<token printed by npm start, or npm run token>'}` }, null, 2),
+    headers: JSON.stringify(
+      { authorization: `Bearer ${options.developmentToken ?? '<token printed by npm start, or npm run token>'}` },
+      null,
+      2,
+    ),
     additionalHeaders: { [options.csrfHeader]: 'graphiql' },
   };
   const assets = new GraphiQLAssets();

@@ -68,7 +68,8 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
         sendJson(res, ok ? 200 : 503, { status: ok ? 'ready' : 'not ready', checks, ...options.readinessDetails?.() }),
       );
     }
-    if (req.method === 'GET' && path === RECEIPT_KEYS_PATH) return void options.receiptKeys().then((keys) => sendJson(res, 200, keys, 'public, max-age=300'));
+    if (req.method === 'GET' && path === RECEIPT_KEYS_PATH)
+      return void options.receiptKeys().then((keys) => sendJson(res, 200, keys, 'public, max-age=300'));
     res.once('close', () => options.onResponse(res.statusCode));
     const observed = options.observe(req, res, requestId, path);
     if (req.method === 'GET' && (path.startsWith('/settings') || path.startsWith('/graphiql/'))) {
@@ -83,7 +84,8 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
       context.with(observed.context, () =>
         options.requestScope.run({ requestId, decoded, record: observed.record }, () => void options.yoga(received, res, { requestId })),
       );
-    if (path === GRAPHQL_ENDPOINT && options.refuseEarly?.(req, res, requestId, observed.record, (received) => enter(undefined, received))) return;
+    if (path === GRAPHQL_ENDPOINT && options.refuseEarly?.(req, res, requestId, observed.record, (received) => enter(undefined, received)))
+      return;
     if (!options.bulkAdmission.isBulk(req)) return enter();
     void admitBulk(req, res, requestId, options, enter);
   });
@@ -118,19 +120,24 @@ async function admitBulk(
     const message = `Not authenticated: ${problem}.`;
     return sendRefusal(res, req.headers.accept, refusal(401, 'UNAUTHENTICATED', message, { requestId }));
   }
-  options.bulkAdmission.admit(req, res, { address: req.socket.remoteAddress ?? '', credential: credential! }, {
-    enter,
-    refuse: () => {
-      options.overloaded.onRefused();
-      sendRefusal(res, req.headers.accept, overloaded(options.overloaded.retryAfterSeconds, requestId));
+  options.bulkAdmission.admit(
+    req,
+    res,
+    { address: req.socket.remoteAddress ?? '', credential: credential! },
+    {
+      enter,
+      refuse: () => {
+        options.overloaded.onRefused();
+        sendRefusal(res, req.headers.accept, overloaded(options.overloaded.retryAfterSeconds, requestId));
+      },
+      timeOut: () => {
+        res.setHeader('connection', 'close');
+        const message = 'The request body did not arrive in time.';
+        sendRefusal(res, req.headers.accept, refusal(408, 'REQUEST_TIMEOUT', message, { requestId }));
+        req.socket.destroySoon();
+      },
     },
-    timeOut: () => {
-      res.setHeader('connection', 'close');
-      const message = 'The request body did not arrive in time.';
-      sendRefusal(res, req.headers.accept, refusal(408, 'REQUEST_TIMEOUT', message, { requestId }));
-      req.socket.destroySoon();
-    },
-  });
+  );
 }
 
 /** Bodies are refused before they are read: too large, or of unknown length (chunked). */

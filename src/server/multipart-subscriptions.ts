@@ -51,7 +51,8 @@ const processMultipartSubscription: ResultProcessor = (result, fetchAPI) => {
   const iterator = endWithError(result as AsyncIterable<ExecutionResult>);
   const encoder = new fetchAPI.TextEncoder();
   // Each part ends with the next delimiter, so a client can hand it over as soon as it arrives.
-  const part = (json: unknown) => encoder.encode(`\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(json)}\r\n--${BOUNDARY}`);
+  const part = (json: unknown) =>
+    encoder.encode(`\r\ncontent-type: application/json; charset=utf-8\r\n\r\n${JSON.stringify(json)}\r\n--${BOUNDARY}`);
   let heartbeat: NodeJS.Timeout | undefined;
   const body = new fetchAPI.ReadableStream<Uint8Array>({
     start(controller) {

@@ -43,7 +43,10 @@ export function useOperationMetrics(metrics: Metrics, trusted: ReadonlySet<strin
     if (!found) {
       const operation = getOperationAST(document, operationName);
       const name = operation?.name?.value;
-      byName.set(operationName, (found = labelled(name !== undefined && trusted.has(name) ? name : 'other', operation?.operation ?? 'unknown')));
+      byName.set(
+        operationName,
+        (found = labelled(name !== undefined && trusted.has(name) ? name : 'other', operation?.operation ?? 'unknown')),
+      );
     }
     return found;
   };
@@ -57,13 +60,17 @@ export function useOperationMetrics(metrics: Metrics, trusted: ReadonlySet<strin
     target.count(decided.outcome, decided.code);
   };
   return {
-    onParse: () => ({ result }) => {
-      // Named as Yoga names them in the answer.
-      if (result instanceof Error) count(unparsed, [result as { extensions?: Record<string, unknown> }], 'GRAPHQL_PARSE_FAILED');
-    },
-    onValidate: () => ({ valid, result }) => {
-      if (!valid) count(unparsed, result as Errors, 'GRAPHQL_VALIDATION_FAILED');
-    },
+    onParse:
+      () =>
+      ({ result }) => {
+        // Named as Yoga names them in the answer.
+        if (result instanceof Error) count(unparsed, [result as { extensions?: Record<string, unknown> }], 'GRAPHQL_PARSE_FAILED');
+      },
+    onValidate:
+      () =>
+      ({ valid, result }) => {
+        if (!valid) count(unparsed, result as Errors, 'GRAPHQL_VALIDATION_FAILED');
+      },
     onExecute({ args }) {
       const started = performance.now();
       const target = of(args.document, args.operationName);

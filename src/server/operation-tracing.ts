@@ -46,7 +46,9 @@ export function useOperationTracing(tracer: Tracer | null, scope: AsyncLocalStor
   }
   const begin = (document: DocumentNode, operationName: string | null | undefined): { span: Span; run<T>(fn: () => T): T } => {
     const { name, type } = note(document, operationName);
-    const span = tracer.startSpan(name ? `${type} ${name}` : type, { attributes: { [OPERATION_TYPE]: type, ...(name ? { [OPERATION_NAME]: name } : {}) } });
+    const span = tracer.startSpan(name ? `${type} ${name}` : type, {
+      attributes: { [OPERATION_TYPE]: type, ...(name ? { [OPERATION_NAME]: name } : {}) },
+    });
     const active = trace.setSpan(context.active(), span);
     return { span, run: (fn) => context.with(active, fn) };
   };

@@ -65,7 +65,12 @@ export async function prepareOperation(
   }
 }
 
-async function prepareAdmitted(yoga: Envelops, trusted: TrustedDocuments, params: OperationParams, scope: Record<string, unknown>): Promise<Preparation> {
+async function prepareAdmitted(
+  yoga: Envelops,
+  trusted: TrustedDocuments,
+  params: OperationParams,
+  scope: Record<string, unknown>,
+): Promise<Preparation> {
   const resolved = await trusted.resolve(params);
   if (resolved instanceof GraphQLError) return { errors: [resolved] };
   const enveloped = yoga.getEnveloped({ ...scope, params: { ...params, query: resolved.query } });

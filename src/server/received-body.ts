@@ -32,5 +32,11 @@ export function receiveBody(req: http.IncomingMessage, timeoutMs: number): Promi
  */
 export function withBody(req: http.IncomingMessage, body: Buffer): http.IncomingMessage {
   const { headers, method, url, socket, httpVersion } = req;
-  return Object.assign(Readable.from([body], { objectMode: false }), { headers, method, url, socket, httpVersion }) as unknown as http.IncomingMessage;
+  return Object.assign(Readable.from([body], { objectMode: false }), {
+    headers,
+    method,
+    url,
+    socket,
+    httpVersion,
+  }) as unknown as http.IncomingMessage;
 }

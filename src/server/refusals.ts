@@ -8,12 +8,7 @@ import { errorResponse } from '../graphql/public-result.js';
  * over) answer as Yoga's own do, GraphQL over HTTP: `{"errors":[{"message", "extensions":{"code"…}}]}`
  * with the status, never plain text or an empty body, so a client reads every refusal one way.
  */
-export function refusal(
-  status: number,
-  code: string,
-  message: string,
-  extensions: Record<string, unknown> = {},
-): GraphQLError {
+export function refusal(status: number, code: string, message: string, extensions: Record<string, unknown> = {}): GraphQLError {
   return new GraphQLError(message, { extensions: { code, ...extensions, http: { status } } });
 }
 

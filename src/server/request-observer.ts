@@ -1,6 +1,16 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import type http from 'node:http';
-import { defaultTextMapGetter, isSpanContextValid, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  defaultTextMapGetter,
+  isSpanContextValid,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   ATTR_HTTP_REQUEST_METHOD,
@@ -32,7 +42,12 @@ export interface RequestObserverOptions {
 }
 
 /** Starts watching one request; returns the context to run it in and the record to fill. */
-export type RequestObserver = (req: http.IncomingMessage, res: http.ServerResponse, requestId: string, path: string) => { context: Context; record: RequestRecord };
+export type RequestObserver = (
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  requestId: string,
+  path: string,
+) => { context: Context; record: RequestRecord };
 
 /** Adds the signals a request submitted to its record (the batcher calls it in the request's async context). */
 export function countSignals(scope: AsyncLocalStorage<{ record?: RequestRecord }>): (count: number) => void {
@@ -43,7 +58,10 @@ export function countSignals(scope: AsyncLocalStorage<{ record?: RequestRecord }
 }
 
 /** No span and no access-log line (the bench leaves the observer out with the other request layers to price them). */
-export const unobserved: RequestObserver = () => ({ context: ROOT_CONTEXT, record: { operationName: null, operationType: null, signals: 0 } });
+export const unobserved: RequestObserver = () => ({
+  context: ROOT_CONTEXT,
+  record: { operationName: null, operationType: null, signals: 0 },
+});
 
 const ROUTES = new Set(['/graphql', '/settings', '/']);
 
@@ -108,12 +126,23 @@ export function requestObserver(options: RequestObserverOptions): RequestObserve
 }
 
 function startSpan(tracer: Tracer, parent: Context, method: string, path: string, requestId: string): Span {
-  const route = ROUTES.has(path) ? path : path.startsWith('/settings/') ? '/settings/*' : path.startsWith('/graphiql/assets/') ? '/graphiql/assets/*' : null;
+  const route = ROUTES.has(path)
+    ? path
+    : path.startsWith('/settings/')
+      ? '/settings/*'
+      : path.startsWith('/graphiql/assets/')
+        ? '/graphiql/assets/*'
+        : null;
   return tracer.startSpan(
     route ? `${method} ${route}` : method,
     {
       kind: SpanKind.SERVER,
-      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: path, ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}), 'http.request.id': requestId },
+      attributes: {
+        [ATTR_HTTP_REQUEST_METHOD]: method,
+        [ATTR_URL_PATH]: path,
+        ...(route ? { [ATTR_HTTP_ROUTE]: route } : {}),
+        'http.request.id': requestId,
+      },
     },
     parent,
   );

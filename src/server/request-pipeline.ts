@@ -57,7 +57,14 @@ export interface RequestPipeline {
 }
 
 /** The request layers of an instance as its configuration asks for them. */
-export function requestPipeline({ config, services, authenticator, requestScope, tracer, documents }: RequestPipelineOptions): RequestPipeline {
+export function requestPipeline({
+  config,
+  services,
+  authenticator,
+  requestScope,
+  tracer,
+  documents,
+}: RequestPipelineOptions): RequestPipeline {
   const trusted = TrustedDocuments.load(projectRoot(), config.graphql.trustedDocumentFiles, {
     mode: config.graphql.trustedDocuments,
     registry: documents,
@@ -104,7 +111,16 @@ export function requestPipeline({ config, services, authenticator, requestScope,
     trusted,
     streamTokens,
     ...(principals
-      ? { refuseEarly: fairShareDoor(config, principals, mutationFieldsAdmitted(schema, 'leave'), services.fairShare, authenticator, services.metrics) }
+      ? {
+          refuseEarly: fairShareDoor(
+            config,
+            principals,
+            mutationFieldsAdmitted(schema, 'leave'),
+            services.fairShare,
+            authenticator,
+            services.metrics,
+          ),
+        }
       : {}),
   };
 }

@@ -26,7 +26,12 @@ import { endableResponse } from './stream-shutdown.js';
  * no `complete` for any operation: graphql-sse then reconnects (`retryAttempts`) and resubscribes
  * each operation, where a `complete` would have ended it for good.
  */
-export function useSingleConnectionSSE(options: { endpoint: string; authenticator: Authenticator; trusted: TrustedDocuments; streamTokens: StreamTokens }): Plugin {
+export function useSingleConnectionSSE(options: {
+  endpoint: string;
+  authenticator: Authenticator;
+  trusted: TrustedDocuments;
+  streamTokens: StreamTokens;
+}): Plugin {
   const serverContexts = new WeakMap<Request, Record<string, unknown>>();
   // The open event streams by stream token, each with what ends it.
   const streams = new Map<string, () => void>();
@@ -42,10 +47,16 @@ export function useSingleConnectionSSE(options: { endpoint: string; authenticato
             const { viewer, problem } = await options.authenticator.authenticate(request.headers.get('authorization') ?? null);
             if (viewer) return options.streamTokens.issue();
             const refusal = errorResponse(unauthenticated(problem), 401);
-            return [refusal.body, { status: refusal.status, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8' } }];
+            return [
+              refusal.body,
+              { status: refusal.status, statusText: 'Unauthorized', headers: { 'content-type': 'application/json; charset=utf-8' } },
+            ];
           },
           onSubscribe: async (request, params) => {
-            const prepared = await prepareOperation(yoga, options.trusted, params, { ...serverContexts.get(request.raw), request: request.raw });
+            const prepared = await prepareOperation(yoga, options.trusted, params, {
+              ...serverContexts.get(request.raw),
+              request: request.raw,
+            });
             const result = 'errors' in prepared ? { errors: [...prepared.errors] } : await prepared.run();
             // graphql-sse takes only a result with `data` for one (else a 400): a refused subscribe (SHUTTING_DOWN, a cap) has none.
             return (Symbol.asyncIterator in result || 'data' in result ? result : { data: null, ...result }) as ExecutionResult;

@@ -14,7 +14,11 @@ interface StreamFetchAPI {
  * boundary) never is, and the source is cancelled, so the stream behind it is released.
  * `onClosed` runs once the body has ended, however.
  */
-export function endableResponse(response: Response, fetchAPI: StreamFetchAPI, onClosed: () => void = () => undefined): { response: Response; end(): void } {
+export function endableResponse(
+  response: Response,
+  fetchAPI: StreamFetchAPI,
+  onClosed: () => void = () => undefined,
+): { response: Response; end(): void } {
   const source = response.body;
   if (!source) return { response, end: () => undefined };
   const reader = source.getReader();

@@ -26,7 +26,12 @@ export function useTrustedDocuments(trusted: TrustedDocuments): Plugin {
     onParams: ({ params, setParams }) => {
       const use = (resolved: Resolution) => {
         if (resolved instanceof Error) throw resolved;
-        setParams({ query: resolved.query, operationName: params.operationName, variables: params.variables, extensions: params.extensions });
+        setParams({
+          query: resolved.query,
+          operationName: params.operationName,
+          variables: params.variables,
+          extensions: params.extensions,
+        });
       };
       const resolved = trusted.resolve(params as typeof params & Record<string, unknown>);
       return resolved instanceof Promise ? resolved.then(use) : use(resolved);

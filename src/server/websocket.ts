@@ -85,7 +85,10 @@ export function createGraphQLWebSocket(options: GraphQLWebSocketOptions): GraphQ
         const door = async () => {
           const unread = options.bulkAdmission.isBulkOperation(bytes) ? holdReading(context.extra.socket) : () => undefined;
           // One address or one credential holds only so many places, as over HTTP.
-          const client = { address: context.extra.request.socket.remoteAddress ?? '', credential: typeof authorization === 'string' ? authorization : '' };
+          const client = {
+            address: context.extra.request.socket.remoteAddress ?? '',
+            credential: typeof authorization === 'string' ? authorization : '',
+          };
           const place = await options.bulkAdmission.admitOperation(bytes, client);
           if (!place) {
             // Retry-After, enforced: a flood that ignores it is not read again until then.

@@ -83,8 +83,14 @@ export function createGraphQLServer({ config, services, authenticator, requestSc
       const credential = authorization !== undefined ? authorization : request.headers.get('authorization');
       // A WebSocket operation has no HTTP request: nothing aborts it but the end of its socket.
       const signal = request?.signal ?? new AbortController().signal;
-      const build = ({ viewer, problem, expiresAt }: Authentication): GraphQLContext =>
-        ({ services, signal, requestId, viewer, authProblem: problem, tokenExpiresAt: expiresAt });
+      const build = ({ viewer, problem, expiresAt }: Authentication): GraphQLContext => ({
+        services,
+        signal,
+        requestId,
+        viewer,
+        authProblem: problem,
+        tokenExpiresAt: expiresAt,
+      });
       const known = authenticator.known(credential);
       return known ? build(known) : authenticator.authenticate(credential).then(build);
     },

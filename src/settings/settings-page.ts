@@ -121,7 +121,8 @@ function html(parentOrigins: string[]): string {
 export function createSettingsPage(options: { parentOrigins: string[] }) {
   const page = html(options.parentOrigins);
   const security = {
-    'content-security-policy': `default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'self' ${options.parentOrigins.join(' ')}`.trim(),
+    'content-security-policy':
+      `default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'self' ${options.parentOrigins.join(' ')}`.trim(),
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   };

@@ -95,7 +95,10 @@ export class GroupWriter {
       } catch (error) {
         if (outcomeUnknown(error)) markMaybeStored(jobs);
         if (attempt >= MAX_ATTEMPTS || !worthResending(error)) throw error;
-        this.options.logger.warn({ err: error, attempt, signals: signals.length }, 'signal group failed; resending it with the same event ids');
+        this.options.logger.warn(
+          { err: error, attempt, signals: signals.length },
+          'signal group failed; resending it with the same event ids',
+        );
       }
     }
   }

@@ -26,8 +26,7 @@ export function parseRfc3339(text: string): ParsedInstant {
   const match = SHAPE.exec(text);
   if (!match) {
     return {
-      problem:
-        'must be an RFC 3339 date-time with a zone (Z or ±hh:mm), like "2026-11-29T12:00:00Z" or "2026-11-29T13:00:00.123456+01:00"',
+      problem: 'must be an RFC 3339 date-time with a zone (Z or ±hh:mm), like "2026-11-29T12:00:00Z" or "2026-11-29T13:00:00.123456+01:00"',
     };
   }
   const [year, month, day, hour, minute, second, fraction = '', sign, offsetHour = '0', offsetMinute = '0'] = match.slice(1);

@@ -36,7 +36,11 @@ class HeldRepeater<T> extends Repeater<T> {
   }
 }
 
-export function heldStream<T>(executor: (push: Push<T>, stop: Stop) => unknown, release: () => void, buffer?: RepeaterBuffer): AsyncIterableIterator<T> {
+export function heldStream<T>(
+  executor: (push: Push<T>, stop: Stop) => unknown,
+  release: () => void,
+  buffer?: RepeaterBuffer,
+): AsyncIterableIterator<T> {
   return new HeldRepeater(executor, release, buffer);
 }
 

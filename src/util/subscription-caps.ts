@@ -67,7 +67,12 @@ export class SubscriptionCaps {
    * heldStream whose end, however it comes (client gone, token expired, shutdown), gives the place
    * back and runs `release` once, so the stream's work stops with it.
    */
-  stream<T>(userId: string, executor: (push: Push<T>, stop: Stop) => unknown, release: () => void, buffer?: RepeaterBuffer): AsyncIterableIterator<T> {
+  stream<T>(
+    userId: string,
+    executor: (push: Push<T>, stop: Stop) => unknown,
+    release: () => void,
+    buffer?: RepeaterBuffer,
+  ): AsyncIterableIterator<T> {
     const place = this.admit(userId);
     return heldStream(
       executor,

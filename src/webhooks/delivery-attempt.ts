@@ -65,7 +65,12 @@ export async function attemptDeliveries(context: AttemptContext, deliveryIds: st
   const seat = { inLane: false };
   if (first.disabled_at === null && first.fast_successes < context.policy.probationSuccesses) {
     // Queued again, flagged: this instance takes it once its lane has room (another instance may sooner).
-    if (!context.slowLane.enter()) return context.retry(first.endpoint_id, rows.map((row) => row.id), new Date());
+    if (!context.slowLane.enter())
+      return context.retry(
+        first.endpoint_id,
+        rows.map((row) => row.id),
+        new Date(),
+      );
     seat.inLane = true;
   }
   try {
@@ -98,8 +103,13 @@ async function attemptInOrder(context: AttemptContext, rows: Attempt[], seat: { 
     const retryAt = new Date(Date.now() + nextAttemptDelayMs(policy, row.attempts, sent.retryAfterMs));
     const final = retryAt.getTime() - row.created_at.getTime() > policy.retryPeriodMs;
     const outcome = await recordFailure(db, {
-      id: row.id, endpointId: row.endpoint_id, statusCode: sent.statusCode, error: sent.error, final,
-      gone: sent.statusCode === 410, ...policy,
+      id: row.id,
+      endpointId: row.endpoint_id,
+      statusCode: sent.statusCode,
+      error: sent.error,
+      final,
+      gone: sent.statusCode === 410,
+      ...policy,
     });
     // A delivery the disabling leaves unfinished is skipped with the rest, not retried.
     if (final || !outcome.disabled) context.onOutcome(final ? 'failed' : 'retrying', 1);
@@ -134,7 +144,9 @@ async function attempt(context: AttemptContext, row: Attempt, seat: { inLane: bo
 }
 
 async function recordDelivered(
-  context: AttemptContext, delivered: { id: string; statusCode: number }[], fastSuccesses: number,
+  context: AttemptContext,
+  delivered: { id: string; statusCode: number }[],
+  fastSuccesses: number,
 ): Promise<void> {
   await recordSuccesses(context.db, delivered, fastSuccesses);
   if (delivered.length > 0) context.onOutcome('delivered', delivered.length);

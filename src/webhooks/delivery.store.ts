@@ -15,11 +15,29 @@ export async function listDeliveries(db: Kysely<Database>, endpointId: string, l
 /** The deliveries, each with its endpoint and its event, for one job's attempts (in id order). */
 export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
   if (ids.length === 0) return [];
-  return db.selectFrom('webhook_delivery as d')
+  return db
+    .selectFrom('webhook_delivery as d')
     .innerJoin('webhook_endpoint as w', 'w.id', 'd.endpoint_id')
     .innerJoin(membershipEvents(db).as('e'), 'e.position', 'd.event_position')
-    .select(['d.id', 'd.status', 'd.attempts', 'd.created_at', 'w.id as endpoint_id', 'w.url', 'w.secret', 'w.disabled_at', 'w.failing_since', 'w.fast_successes',
-      'e.position', 'e.kind', 'e.user_id', 'e.left_at_ns', 'e.rejoined_at_ns', 'e.purge_id', 'e.recorded_at'])
+    .select([
+      'd.id',
+      'd.status',
+      'd.attempts',
+      'd.created_at',
+      'w.id as endpoint_id',
+      'w.url',
+      'w.secret',
+      'w.disabled_at',
+      'w.failing_since',
+      'w.fast_successes',
+      'e.position',
+      'e.kind',
+      'e.user_id',
+      'e.left_at_ns',
+      'e.rejoined_at_ns',
+      'e.purge_id',
+      'e.recorded_at',
+    ])
     .where('d.id', 'in', ids)
     .orderBy('d.id')
     .execute();
@@ -34,7 +52,9 @@ export const FAST_SUCCESSES_CAP = 1000;
  * counted them from the value it read: its lane runs one job of the endpoint at a time).
  */
 export async function recordSuccesses(
-  db: Kysely<Database>, delivered: { id: string; statusCode: number }[], fastSuccesses: number,
+  db: Kysely<Database>,
+  delivered: { id: string; statusCode: number }[],
+  fastSuccesses: number,
 ): Promise<void> {
   if (delivered.length === 0) return;
   await sql`
@@ -72,11 +92,23 @@ export type FailureOutcome = { disabled: false } | { disabled: true; reason: str
  */
 export async function recordFailure(db: Kysely<Database>, failure: Failure): Promise<FailureOutcome> {
   return db.transaction().execute(async (trx) => {
-    await trx.updateTable('webhook_delivery')
-      .set((eb) => ({ status: failure.final ? 'FAILED' : 'PENDING', attempts: eb('attempts', '+', 1), last_status_code: failure.statusCode, last_error: failure.error }))
-      .where('id', '=', failure.id).execute();
-    const endpoint = await trx.updateTable('webhook_endpoint')
-      .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: sql<Date>`coalesce(failing_since, now())`, fast_successes: 0 }))
+    await trx
+      .updateTable('webhook_delivery')
+      .set((eb) => ({
+        status: failure.final ? 'FAILED' : 'PENDING',
+        attempts: eb('attempts', '+', 1),
+        last_status_code: failure.statusCode,
+        last_error: failure.error,
+      }))
+      .where('id', '=', failure.id)
+      .execute();
+    const endpoint = await trx
+      .updateTable('webhook_endpoint')
+      .set((eb) => ({
+        consecutive_failures: eb('consecutive_failures', '+', 1),
+        failing_since: sql<Date>`coalesce(failing_since, now())`,
+        fast_successes: 0,
+      }))
       .where('id', '=', failure.endpointId)
       .returning(['consecutive_failures', 'disabled_at', sql<number>`extract(epoch FROM now() - failing_since) * 1000`.as('failing_ms')])
       .executeTakeFirstOrThrow();
@@ -86,7 +118,8 @@ export async function recordFailure(db: Kysely<Database>, failure: Failure): Pro
     let reason: string;
     if (failure.gone) reason = 'the receiver answered 410 Gone (it asks for no more deliveries)';
     else if (endpoint.consecutive_failures >= failure.disableAfterFailures) reason = `${failures}; last: ${failure.error}`;
-    else if (failingMs >= failure.disableAfterMs) reason = `failing for ${Math.round(failingMs / 1000)} s (${failures}); last: ${failure.error}`;
+    else if (failingMs >= failure.disableAfterMs)
+      reason = `failing for ${Math.round(failingMs / 1000)} s (${failures}); last: ${failure.error}`;
     else return { disabled: false };
     await disableEndpoint(trx, failure.endpointId, reason);
     return { disabled: true, reason };
@@ -102,8 +135,12 @@ export async function recordSkipped(db: Kysely<Database>, ids: string[]): Promis
 /** Sets a delivery PENDING again (a replay): its attempts start a fresh retry period. */
 export async function resetDelivery(db: Kysely<Database>, id: string): Promise<WebhookDelivery | undefined> {
   if (!fitsInt8(id)) return undefined;
-  return db.updateTable('webhook_delivery').set({ status: 'PENDING', created_at: sql<Date>`now()`, delivered_at: null })
-    .where('id', '=', id).returningAll().executeTakeFirst();
+  return db
+    .updateTable('webhook_delivery')
+    .set({ status: 'PENDING', created_at: sql<Date>`now()`, delivered_at: null })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Deliveries pending in the whole deployment, and the oldest one's age (0 when none). */

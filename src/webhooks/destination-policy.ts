@@ -37,7 +37,8 @@ export class DestinationPolicy {
       const [network, prefix] = entry.split('/');
       const family = isIP(network!);
       if (family === 0) this.allowedNames.add(hostName(entry));
-      else this.allowed.addSubnet(network!, prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
+      else
+        this.allowed.addSubnet(network!, prefix === undefined ? (family === 4 ? 32 : 128) : Number(prefix), family === 4 ? 'ipv4' : 'ipv6');
     }
   }
 
@@ -80,5 +81,8 @@ export class DestinationPolicy {
 
 /** A host as compared: lower case, without IPv6 brackets or a trailing dot. */
 function hostName(host: string): string {
-  return host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }

@@ -12,7 +12,17 @@ import type { WebhookEndpoint } from './webhook-records.js';
  */
 
 /** An endpoint's columns; its kinds as text[], which pg parses (it leaves an array of our enum a string). */
-const ENDPOINT = ['id', 'url', 'secret', sql<MembershipEventKind[]>`event_kinds::text[]`.as('event_kinds'), 'created_at', 'consecutive_failures', 'failing_since', 'disabled_at', 'disabled_reason'] as const;
+const ENDPOINT = [
+  'id',
+  'url',
+  'secret',
+  sql<MembershipEventKind[]>`event_kinds::text[]`.as('event_kinds'),
+  'created_at',
+  'consecutive_failures',
+  'failing_since',
+  'disabled_at',
+  'disabled_reason',
+] as const;
 
 /** The skipped deliveries of a disabled endpoint carry this error; enabling it replays them. */
 export const ENDPOINT_DISABLED = 'endpoint disabled';
@@ -23,8 +33,11 @@ function newSecret(): string {
 }
 
 export function registerEndpoint(db: Kysely<Database>, url: string, eventKinds: MembershipEventKind[]): Promise<WebhookEndpoint> {
-  return db.insertInto('webhook_endpoint').values({ url, secret: newSecret(), event_kinds: eventKinds, disabled_at: null, disabled_reason: null })
-    .returning(ENDPOINT).executeTakeFirstOrThrow();
+  return db
+    .insertInto('webhook_endpoint')
+    .values({ url, secret: newSecret(), event_kinds: eventKinds, disabled_at: null, disabled_reason: null })
+    .returning(ENDPOINT)
+    .executeTakeFirstOrThrow();
 }
 
 export function listEndpoints(db: Kysely<Database>): Promise<WebhookEndpoint[]> {
@@ -38,13 +51,16 @@ export function listEndpoints(db: Kysely<Database>): Promise<WebhookEndpoint[]> 
  */
 export async function disableEndpoint(db: Kysely<Database>, id: string, reason: string): Promise<WebhookEndpoint | undefined> {
   if (!fitsInt8(id)) return undefined;
-  return db.updateTable('webhook_endpoint')
+  return db
+    .updateTable('webhook_endpoint')
     .set({
       disabled_at: sql<Date>`coalesce(disabled_at, now())`,
       disabled_reason: sql<string>`coalesce(disabled_reason, ${reason})`,
       disabled_position: sql<string>`coalesce(disabled_position, (SELECT position FROM webhook_dispatch FOR SHARE))`,
     })
-    .where('id', '=', id).returning(ENDPOINT).executeTakeFirst();
+    .where('id', '=', id)
+    .returning(ENDPOINT)
+    .executeTakeFirst();
 }
 
 /**

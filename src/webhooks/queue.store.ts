@@ -30,7 +30,11 @@ export function laneOf(endpointId: string): string {
 
 /** Enqueues one job of deliveries (one endpoint's, in order) in its lane; flagged when the endpoint is on probation. */
 export async function enqueueDeliveries(
-  db: Kysely<Database>, endpointId: string, deliveryIds: string[], runAt?: Date, probation = false,
+  db: Kysely<Database>,
+  endpointId: string,
+  deliveryIds: string[],
+  runAt?: Date,
+  probation = false,
 ): Promise<void> {
   await sql`
     SELECT graphile_worker.add_job(${DELIVER_TASK}, ${JSON.stringify(deliveryIds)}::json, queue_name => ${laneOf(endpointId)},

@@ -50,6 +50,13 @@ export function refusedAddresses(): BlockList {
 }
 
 /** Names that are internal whatever DNS says (compared without a trailing dot). */
-export const REFUSED_NAMES = ['localhost', 'metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal'];
+export const REFUSED_NAMES = [
+  'localhost',
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+];
 /** Suffixes of internal names. */
 export const REFUSED_SUFFIXES = ['.localhost', '.internal', '.local'];

@@ -34,9 +34,7 @@ export function newAgents(): Sender['agents'] {
  * one leaves the connection for reuse), and a longer one's connection is destroyed. `cut` aborts
  * the attempt early (the slow lane was full, delivery-attempt.ts).
  */
-export function sendDelivery(
-  sender: Sender, url: string, headers: Record<string, string>, body: string, cut?: AbortSignal,
-): Promise<Sent> {
+export function sendDelivery(sender: Sender, url: string, headers: Record<string, string>, body: string, cut?: AbortSignal): Promise<Sent> {
   const refusal = sender.policy.refusal(url);
   if (refusal !== null) return Promise.resolve(noResponse(`refused before lookup: ${refusal}`));
   const target = new URL(url);
@@ -66,10 +64,12 @@ export function sendDelivery(
 /** Reads at most RESPONSE_BODY_MAX_BYTES (and the chunk that crosses it), then closes the connection. */
 function readCapped(response: http.IncomingMessage): void {
   let read = 0;
-  response.on('error', () => undefined).on('data', (chunk: Buffer) => {
-    read += chunk.length;
-    if (read > RESPONSE_BODY_MAX_BYTES) response.destroy();
-  });
+  response
+    .on('error', () => undefined)
+    .on('data', (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > RESPONSE_BODY_MAX_BYTES) response.destroy();
+    });
 }
 
 /** Retry-After as delay-seconds or an HTTP-date (RFC 9110 §10.2.3), in milliseconds from now; null when absent or unreadable. */

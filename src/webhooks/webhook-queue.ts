@@ -55,7 +55,14 @@ export class WebhookQueue {
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
-    this.dispatcher = new WebhookDispatcher(this.db, options.channel, options.logger, options.pollMs, options.dispatchCoalesceMs, options.probationSuccesses);
+    this.dispatcher = new WebhookDispatcher(
+      this.db,
+      options.channel,
+      options.logger,
+      options.pollMs,
+      options.dispatchCoalesceMs,
+      options.probationSuccesses,
+    );
     this.liveness = new WorkerLiveness(this.pool, this.db, options.logger, options.recoveryMs);
   }
 
@@ -118,7 +125,6 @@ export class WebhookQueue {
       client.release();
     }
   }
-
 }
 
 /** A job's deliveries: an array of ids; `{ deliveryId }` from jobs queued before jobs carried several. */

@@ -18,7 +18,10 @@ import type { WebhookDelivery, WebhookEndpoint } from './webhook-records.js';
 
 /** A registration refused (a bad URL, user info, an address not allowed): nothing is written. */
 export class WebhookRefusal extends Error {
-  constructor(message: string, readonly field: string) {
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
     super(message);
     this.name = 'WebhookRefusal';
   }
@@ -49,7 +52,13 @@ export interface WebhooksInstance {
 export function createWebhooks({ db, database, channel, settings, logger, metrics }: WebhooksOptions): WebhooksInstance {
   // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits do
   // not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
-  const queueDatabase = connectDatabase({ url: database.listenUrl, poolMax: settings.concurrency + 3, logger, limits: database, asynchronousCommit: true });
+  const queueDatabase = connectDatabase({
+    url: database.listenUrl,
+    poolMax: settings.concurrency + 3,
+    logger,
+    limits: database,
+    asynchronousCommit: true,
+  });
   const destinations = new DestinationPolicy(settings.allowedDestinations);
   const onDisabled = (endpointId: string, reason: string) => {
     metrics.webhookEndpointsDisabled.inc();
@@ -58,8 +67,7 @@ export function createWebhooks({ db, database, channel, settings, logger, metric
   // The cause the admin API does not tell (refused, silent, not resolved, not allowed: all "no response" there).
   const onFailed = (endpointId: string, deliveryId: string, detail: string) =>
     logger.info({ endpointId, deliveryId, detail }, 'webhook attempt failed');
-  const onOutcome = (outcome: DeliveryOutcome, count: number) =>
-    metrics.background.webhookDeliveries.inc({ outcome }, count);
+  const onOutcome = (outcome: DeliveryOutcome, count: number) => metrics.background.webhookDeliveries.inc({ outcome }, count);
   const queue = new WebhookQueue({ ...settings, database: queueDatabase, channel, destinations, logger, onDisabled, onFailed, onOutcome });
   const part = partOf('webhooks', [{ name: 'webhook queue pool', stop: () => queueDatabase.close() }, ...queue.parts()]);
   return { webhooks: new Webhooks(db, destinations), part, pool: queueDatabase.pool };
@@ -77,7 +85,11 @@ export class Webhooks {
 
   register(url: string, eventKinds: readonly MembershipEventKind[]): Promise<WebhookEndpoint> {
     const refusal = this.destinations.refusal(url);
-    if (refusal !== null) throw new WebhookRefusal(refusal === ADDRESS_NOT_ALLOWED ? `url: ${refusal} (an internal address; see WEBHOOK_ALLOWED_DESTINATIONS)` : refusal, 'url');
+    if (refusal !== null)
+      throw new WebhookRefusal(
+        refusal === ADDRESS_NOT_ALLOWED ? `url: ${refusal} (an internal address; see WEBHOOK_ALLOWED_DESTINATIONS)` : refusal,
+        'url',
+      );
     if (eventKinds.length === 0) throw new WebhookRefusal('name at least one event kind', 'eventKinds');
     return registerEndpoint(this.db, url, [...new Set(eventKinds)]);
   }

@@ -18,7 +18,10 @@ export class TeardownTimeout extends Error {
 export async function within<T>(what: string, work: Promise<T>, waitingOn: () => string = () => 'unknown', ms = TEARDOWN_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TeardownTimeout(`${what} did not finish within ${ms / 1000} s; still waiting on: ${waitingOn()}`)), ms);
+    timer = setTimeout(
+      () => reject(new TeardownTimeout(`${what} did not finish within ${ms / 1000} s; still waiting on: ${waitingOn()}`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([work, late]);

@@ -16,7 +16,18 @@ export async function rootOnlyCheckout(): Promise<{ folder: string; app: string 
   const folder = await mkdtemp(path.join(tmpdir(), 'community-layer-checkout-'));
   const app = path.join(folder, 'app');
   await mkdir(app);
-  for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts', 'src', 'tooling', 'examples', 'packages', 'trusted-documents.json']) {
+  for (const entry of [
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'scripts',
+    'src',
+    'tooling',
+    'examples',
+    'packages',
+    'trusted-documents.json',
+  ]) {
     await cp(path.join(ROOT, entry), path.join(app, entry), { recursive: true });
   }
   await promisify(execFile)('cp', ['-al', path.join(ROOT, 'node_modules'), path.join(app, 'node_modules')]);

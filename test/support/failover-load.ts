@@ -22,7 +22,11 @@ export interface FailoverLoad {
   stop(): Promise<void>;
 }
 
-const headers = (bearer: string) => ({ 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` });
+const headers = (bearer: string) => ({
+  'content-type': 'application/json',
+  accept: 'application/graphql-response+json',
+  authorization: `Bearer ${bearer}`,
+});
 
 /**
  * `clients` loops per instance of single and batched signals (each with an event id), leaves and
@@ -31,7 +35,15 @@ const headers = (bearer: string) => ({ 'content-type': 'application/json', accep
  * attempt that committed anyway is covered by the same record.
  */
 export function startFailoverLoad(apps: App[], options: { users: string[]; clients: number }): FailoverLoad {
-  const load: FailoverLoad = { history: [], leaves: [], rejoins: [], retried: 0, unexpected: [], acknowledged: apps.map(() => 0), stop: async () => {} };
+  const load: FailoverLoad = {
+    history: [],
+    leaves: [],
+    rejoins: [],
+    retried: 0,
+    unexpected: [],
+    acknowledged: apps.map(() => 0),
+    stop: async () => {},
+  };
   let running = true;
   const bearer = token('1', 'community:admin signals:write', '1h');
 
@@ -47,7 +59,8 @@ export function startFailoverLoad(apps: App[], options: { users: string[]; clien
         });
         const body = (await response.json()) as { data?: Record<string, any>; errors?: { extensions?: { code?: string } }[] };
         if (response.status === 200 && body.data && !body.errors) return body.data;
-        if (response.status !== 503 || !response.headers.get('retry-after')) load.unexpected.push(`${response.status} ${JSON.stringify(body)}`);
+        if (response.status !== 503 || !response.headers.get('retry-after'))
+          load.unexpected.push(`${response.status} ${JSON.stringify(body)}`);
         else load.retried++;
       } catch (error) {
         load.unexpected.push(String(error));
@@ -87,7 +100,8 @@ export function startFailoverLoad(apps: App[], options: { users: string[]; clien
         const data = inputs.length === 1 ? await send(instance, SIGNAL, { input: inputs[0] }) : await send(instance, SIGNALS, { inputs });
         if (!data) return;
         const end = performance.now();
-        for (const result of data.signals ?? [data.signal]) load.history.push({ kind: 'signal', userId, instance, start, end, ok: true, ...result });
+        for (const result of data.signals ?? [data.signal])
+          load.history.push({ kind: 'signal', userId, instance, start, end, ok: true, ...result });
       }
       load.acknowledged[instance]!++;
     }

@@ -41,15 +41,23 @@ export class FaultHttpProxy {
       response.end(JSON.stringify({ errors: [{ message: 'injected', extensions: { code: 'SERVICE_UNAVAILABLE' } }] }));
       return;
     }
-    const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>;
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name)),
+    ) as Record<string, string>;
     const upstream = await fetch(this.target, { method: request.method!, headers, body: Buffer.concat(chunks) });
     const body = Buffer.from(await upstream.arrayBuffer());
-    this.forwarded.push({ body: Buffer.concat(chunks).toString('utf8'), reply: body.toString('utf8'), delivered: fault !== 'cut-after-reply' });
+    this.forwarded.push({
+      body: Buffer.concat(chunks).toString('utf8'),
+      reply: body.toString('utf8'),
+      delivered: fault !== 'cut-after-reply',
+    });
     if (fault === 'cut-after-reply') {
       request.socket.destroy();
       return;
     }
-    const passed = [...upstream.headers].filter(([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name));
+    const passed = [...upstream.headers].filter(
+      ([name]) => !['content-length', 'content-encoding', 'transfer-encoding', 'connection'].includes(name),
+    );
     response.writeHead(upstream.status, Object.fromEntries(passed));
     response.end(body);
   }

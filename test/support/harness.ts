@@ -56,11 +56,7 @@ export async function setRoleLimits(directUrl: string): Promise<void> {
 }
 
 /** A real app instance on an ephemeral port; several may share one database. */
-export async function startApp(
-  databaseUrl: string,
-  environment: Record<string, string> = {},
-  options: AppOptions = {},
-): Promise<App> {
+export async function startApp(databaseUrl: string, environment: Record<string, string> = {}, options: AppOptions = {}): Promise<App> {
   const app = await startLocalApp(databaseUrl, {
     secret: TEST_SECRET,
     options,
@@ -98,7 +94,11 @@ export interface Cluster {
 }
 
 /** A fresh database with one app per entry of `instances` (its options) and a SQL client. */
-export async function startCluster(instances: AppOptions[] = [{}], route: Route = 'direct', environment: Record<string, string> = {}): Promise<Cluster> {
+export async function startCluster(
+  instances: AppOptions[] = [{}],
+  route: Route = 'direct',
+  environment: Record<string, string> = {},
+): Promise<Cluster> {
   const databaseUrl = await freshDatabase();
   if (route === 'pgbouncer') await setRoleLimits(databaseUrl);
   const target = routed(databaseUrl, route);
@@ -113,14 +113,19 @@ export async function startCluster(instances: AppOptions[] = [{}], route: Route 
     startInstance,
     db,
     stop: async () => {
-      await within('the end of the cluster\'s SQL client', db.end());
+      await within("the end of the cluster's SQL client", db.end());
       await Promise.all(apps.map((app) => app.stop()));
     },
   };
 }
 
 /** A cluster for the whole file: started before its tests, stopped after; `onStart` gets it first. */
-export function useCluster(instances: AppOptions[], onStart: (cluster: Cluster) => void, route: Route = 'direct', environment: Record<string, string> = {}): void {
+export function useCluster(
+  instances: AppOptions[],
+  onStart: (cluster: Cluster) => void,
+  route: Route = 'direct',
+  environment: Record<string, string> = {},
+): void {
   let cluster: Cluster | undefined;
   beforeAll(async () => {
     cluster = await startCluster(instances, route, environment);
@@ -167,7 +172,9 @@ export async function readiness(app: App): Promise<{ ok: boolean; checks: Record
 /** One sample of /metrics (0 when absent), e.g. metric(app, 'x_total', { outcome: 'ok' }). */
 export async function metric(app: App, name: string, labels: Record<string, string> = {}): Promise<number> {
   const text = await (await fetch(app.metricsUrl)).text();
-  const selector = Object.entries(labels).map(([label, value]) => `${label}="${value}"`).join(',');
+  const selector = Object.entries(labels)
+    .map(([label, value]) => `${label}="${value}"`)
+    .join(',');
   const line = text.split('\n').find((candidate) => candidate.startsWith(selector ? `${name}{${selector}} ` : `${name} `));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }

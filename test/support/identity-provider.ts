@@ -102,7 +102,11 @@ export class IdentityProvider {
   }
 
   /** A client-credentials grant at the token endpoint: a service caller's token. */
-  async clientCredentialsToken(clientId: keyof typeof SCOPE_CLAIM_OF_CLIENT, scope: string, resource: string = RESOURCES.api): Promise<string> {
+  async clientCredentialsToken(
+    clientId: keyof typeof SCOPE_CLAIM_OF_CLIENT,
+    scope: string,
+    resource: string = RESOURCES.api,
+  ): Promise<string> {
     return this.tokenRequest(clientId, { grant_type: 'client_credentials', scope, resource });
   }
 
@@ -127,7 +131,10 @@ export class IdentityProvider {
       code_challenge_method: 'S256',
     }).toString();
     for (let hops = 0; hops < 10; hops++) {
-      const response = await fetch(url, { redirect: 'manual', headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') } });
+      const response = await fetch(url, {
+        redirect: 'manual',
+        headers: { cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join('; ') },
+      });
       for (const cookie of response.headers.getSetCookie()) {
         const [pair] = cookie.split(';');
         const separator = pair!.indexOf('=');
@@ -139,7 +146,13 @@ export class IdentityProvider {
       if (url.href.startsWith(REDIRECT_URI)) {
         const code = url.searchParams.get('code');
         if (!code) throw new Error(`authorization failed: ${url.search}`);
-        return this.tokenRequest(WEB_CLIENT, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource });
+        return this.tokenRequest(WEB_CLIENT, {
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT_URI,
+          code_verifier: verifier,
+          resource,
+        });
       }
     }
     throw new Error('authorization flow redirected too often');
@@ -170,13 +183,19 @@ export class IdentityProvider {
   private async interact(provider: Provider, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const details = await provider.interactionDetails(req, res);
     if (details.prompt.name === 'login') {
-      await provider.interactionFinished(req, res, { login: { accountId: String(details.params['login_hint']) } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId: String(details.params['login_hint']) } },
+        { mergeWithLastSubmission: false },
+      );
       return;
     }
     const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params['client_id']) });
     const missing = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
     if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
+    for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+      grant.addResourceScope(indicator, scopes.join(' '));
     await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true });
   }
 
@@ -197,7 +216,13 @@ export class IdentityProvider {
     const configuration: Configuration = {
       jwks: { keys: keys.map(privateJwk) },
       clients: [
-        { client_id: WEB_CLIENT, client_secret: clientSecret(WEB_CLIENT), grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: [REDIRECT_URI] },
+        {
+          client_id: WEB_CLIENT,
+          client_secret: clientSecret(WEB_CLIENT),
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          redirect_uris: [REDIRECT_URI],
+        },
         ...Object.keys(SCOPE_CLAIM_OF_CLIENT).map((clientId) => ({
           client_id: clientId,
           client_secret: clientSecret(clientId),

@@ -52,7 +52,13 @@ const user = fc.integer({ min: 0, max: USERS.length - 1 });
 const actionArb: fc.Arbitrary<Action> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ t: fc.constantFrom('leave' as const, 'rejoin' as const), user }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constantFrom('insertLeft' as const, 'insertActive' as const, 'delete' as const), user }) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant('transaction' as const), writes: fc.array(fc.record({ user, leave: fc.boolean() }), { minLength: 2, maxLength: 4 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      t: fc.constant('transaction' as const),
+      writes: fc.array(fc.record({ user, leave: fc.boolean() }), { minLength: 2, maxLength: 4 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ t: 'burn' as const }) },
   { weight: 6, arbitrary: fc.record({ t: fc.constant('deliver' as const), n: fc.integer({ min: 1, max: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constantFrom('duplicate' as const, 'stale' as const), i: fc.nat(50) }) },
@@ -395,7 +401,13 @@ export async function runScenario(scenario: Scenario): Promise<void> {
   }
 }
 
-function perform(action: Action, store: ModelStore, channel: ModelChannel, sync: MembershipSync, hooks: { wait(version: bigint): void }): void {
+function perform(
+  action: Action,
+  store: ModelStore,
+  channel: ModelChannel,
+  sync: MembershipSync,
+  hooks: { wait(version: bigint): void },
+): void {
   switch (action.t) {
     case 'leave':
     case 'rejoin':

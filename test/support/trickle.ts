@@ -10,7 +10,10 @@ export interface Trickle {
  * A client that announces a large body and then sends it one byte every `everyMs`, the way a
  * slow-loris attack does. It stops by itself after `maxBytes` (bounded), or when answered.
  */
-export function trickle(url: string, options: { bearer?: string; localAddress?: string; contentLength?: number; everyMs?: number; maxBytes?: number } = {}): Trickle {
+export function trickle(
+  url: string,
+  options: { bearer?: string; localAddress?: string; contentLength?: number; everyMs?: number; maxBytes?: number } = {},
+): Trickle {
   const request = http.request(url, {
     method: 'POST',
     agent: false,

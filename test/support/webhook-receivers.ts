@@ -14,7 +14,10 @@ export interface Receiver {
  * `respond` answers a request (after its body), or returns 'hold' to keep it open; `onClosed` hears
  * when the sender closed a held request (its timeout, or a cut). Closing the receiver ends the rest.
  */
-export async function receiver(respond: (req: http.IncomingMessage, res: http.ServerResponse, nth: number) => 'hold' | void, onClosed?: () => void): Promise<Receiver> {
+export async function receiver(
+  respond: (req: http.IncomingMessage, res: http.ServerResponse, nth: number) => 'hold' | void,
+  onClosed?: () => void,
+): Promise<Receiver> {
   const held = new Set<http.ServerResponse>();
   let closing = false;
   const server = http.createServer((req, res) => {

@@ -23,6 +23,13 @@ export async function configuredDatabase(
   if (database.url) return { url: database.url, listenUrl: database.listenUrl ?? database.url, embedded: null };
   // Loaded only here: a production install has no embedded PostgreSQL (a development dependency).
   const { startEmbeddedPostgres } = await import('./embedded.js');
-  const embedded = await startEmbeddedPostgres({ dataDir: database.embeddedDataDir, database: 'community_layer', persistent: true, log, ...(signal ? { signal } : {}), ...(notice ? { notice } : {}) });
+  const embedded = await startEmbeddedPostgres({
+    dataDir: database.embeddedDataDir,
+    database: 'community_layer',
+    persistent: true,
+    log,
+    ...(signal ? { signal } : {}),
+    ...(notice ? { notice } : {}),
+  });
   return { url: embedded.url, listenUrl: embedded.url, embedded };
 }

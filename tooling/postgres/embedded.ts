@@ -52,7 +52,11 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     return await start(options);
   } catch (error) {
     if (error instanceof EmbeddedStartError || options.signal?.aborted) throw error;
-    throw new EmbeddedStartError(`could not be set up for the data folder ${path.resolve(options.dataDir)}`, reason(error), USE_OWN_DATABASE);
+    throw new EmbeddedStartError(
+      `could not be set up for the data folder ${path.resolve(options.dataDir)}`,
+      reason(error),
+      USE_OWN_DATABASE,
+    );
   }
 }
 
@@ -82,7 +86,11 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
     binaries: binaries.root,
     pause: () => server.stop(),
     resume: async () => {
-      server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log: options.log });
+      server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], {
+        user,
+        cwd: pgdata,
+        log: options.log,
+      });
     },
     stopping: () => announceStopping(pgdata),
     stop: async () => {
@@ -98,11 +106,15 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
 
 const FLAGS = [
   // Who started it: a later start tells a postmaster left by a killed one (embedded/leftover.ts).
-  '-c', `${OWNER_SETTING}=${process.pid}`,
-  '-c', 'listen_addresses=127.0.0.1',
-  '-c', 'unix_socket_directories=',
+  '-c',
+  `${OWNER_SETTING}=${process.pid}`,
+  '-c',
+  'listen_addresses=127.0.0.1',
+  '-c',
+  'unix_socket_directories=',
   // Readiness is read from the log, so its language is fixed.
-  '-c', 'lc_messages=C',
+  '-c',
+  'lc_messages=C',
 ];
 
 /** The port is free when picked but may be taken before PostgreSQL binds it: then another try. */
@@ -118,7 +130,11 @@ async function startOnFreePort(
     signal?.throwIfAborted();
     const port = await freePort();
     try {
-      const server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], { user, cwd: pgdata, log });
+      const server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], {
+        user,
+        cwd: pgdata,
+        log,
+      });
       return { server, port };
     } catch (error) {
       if (error instanceof ProgramFailed && /Address already in use/.test(error.message) && attempt < 3) continue;
@@ -139,7 +155,12 @@ async function startOnFreePort(
 }
 
 /** The existing cluster's password, or a new cluster's; a cluster another start just made is used. */
-async function clusterPassword(binaries: Binaries, pgdata: string, user: SystemUser | null, log: (message: string) => void): Promise<string | null> {
+async function clusterPassword(
+  binaries: Binaries,
+  pgdata: string,
+  user: SystemUser | null,
+  log: (message: string) => void,
+): Promise<string | null> {
   const exists = () => existsSync(path.join(pgdata, 'PG_VERSION'));
   if (exists()) return readPassword(pgdata);
   try {

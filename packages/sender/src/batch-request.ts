@@ -50,13 +50,23 @@ const BODY_END = `},"extensions":${JSON.stringify({ persistedQuery: { version: 1
  * mode alike. `inputs` are the signals' JSON texts, as send() measured them: joined, not
  * serialized a second time. `signal` aborts it (the request timeout, or close's deadline).
  */
-export async function postBatch(fetcher: typeof fetch, url: string, token: string, inputs: readonly string[], signal: AbortSignal): Promise<Reply> {
+export async function postBatch(
+  fetcher: typeof fetch,
+  url: string,
+  token: string,
+  inputs: readonly string[],
+  signal: AbortSignal,
+): Promise<Reply> {
   let response: Response;
   let body: { data?: Partial<SenderSendSignalsMutation> | null; errors?: GraphQLErrorBody[] } | null;
   try {
     response = await fetcher(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+        authorization: `Bearer ${token}`,
+      },
       body: `${BODY_START}[${inputs.join(',')}]${BODY_END}`,
       signal,
     });
@@ -77,7 +87,8 @@ export async function postBatch(fetcher: typeof fetch, url: string, token: strin
   const invalid = new Map<number, { argument: string; reason: string }>();
   for (const error of errors) {
     const index = /^inputs\[(\d+)\]/.exec(error.extensions?.argument ?? '')?.[1];
-    if (error.extensions?.code === 'BAD_USER_INPUT' && index !== undefined) invalid.set(Number(index), { argument: error.extensions.argument!, reason: error.message });
+    if (error.extensions?.code === 'BAD_USER_INPUT' && index !== undefined)
+      invalid.set(Number(index), { argument: error.extensions.argument!, reason: error.message });
   }
   // graphql-js stops at 50 variable errors: drop those named, the next round names the rest.
   if (invalid.size > 0) return { kind: 'invalid', invalid };

@@ -13,7 +13,8 @@ interface Pending {
   resolve: (outcome: Outcome) => void;
 }
 
-type Resolved = Required<Omit<SenderOptions, 'fetch' | 'token' | 'onError'>> & Pick<SenderOptions, 'token' | 'onError'> & { fetch: typeof fetch };
+type Resolved = Required<Omit<SenderOptions, 'fetch' | 'token' | 'onError'>> &
+  Pick<SenderOptions, 'token' | 'onError'> & { fetch: typeof fetch };
 
 const CLOSED = 'not delivered before close({ timeoutMs }) ran out of time';
 
@@ -63,7 +64,12 @@ export class Sender {
     const json = JSON.stringify(withId);
     const bytes = Buffer.byteLength(json);
     if (bytes > this.options.maxSignalBytes) {
-      return Promise.resolve({ eventId: withId.eventId, result: 'invalid', argument: 'signal', reason: `larger than ${this.options.maxSignalBytes} bytes` });
+      return Promise.resolve({
+        eventId: withId.eventId,
+        result: 'invalid',
+        argument: 'signal',
+        reason: `larger than ${this.options.maxSignalBytes} bytes`,
+      });
     }
     return new Promise((resolve) => {
       if (this.bufferedBytes + bytes > this.options.maxBatchBytes) this.cut();
@@ -130,7 +136,8 @@ export class Sender {
     } catch (error) {
       // A failing token source or the deadline during a backoff: this batch fails, the others still go.
       const reason = this.deadline.signal.aborted ? CLOSED : error instanceof Error ? error.message : String(error);
-      if (!this.deadline.signal.aborted) this.report({ reason, status: null, signals: left.remaining.length, attempt: 1, willRetry: false });
+      if (!this.deadline.signal.aborted)
+        this.report({ reason, status: null, signals: left.remaining.length, attempt: 1, willRetry: false });
       this.fail(left.remaining, reason);
     }
   }
@@ -141,7 +148,13 @@ export class Sender {
       if (this.deadline.signal.aborted) return this.fail(remaining, CLOSED);
       const token = typeof this.options.token === 'function' ? await this.options.token() : this.options.token;
       const request = requestSignal(this.deadline.signal, this.options.requestTimeoutMs);
-      const reply = await postBatch(this.options.fetch, this.options.url, token, remaining.map((pending) => pending.json), request.signal).finally(request.done);
+      const reply = await postBatch(
+        this.options.fetch,
+        this.options.url,
+        token,
+        remaining.map((pending) => pending.json),
+        request.signal,
+      ).finally(request.done);
       if (reply.kind === 'items') {
         reply.items.forEach((item, i) => remaining[i]!.resolve(outcomeOf(remaining[i]!.signal.eventId, item)));
         return;
@@ -149,7 +162,8 @@ export class Sender {
       if (reply.kind === 'invalid') {
         for (const [index, problem] of reply.invalid) {
           const pending = remaining[index];
-          if (pending) pending.resolve({ eventId: pending.signal.eventId, result: 'invalid', argument: problem.argument, reason: problem.reason });
+          if (pending)
+            pending.resolve({ eventId: pending.signal.eventId, result: 'invalid', argument: problem.argument, reason: problem.reason });
         }
         left.remaining = remaining.filter((_, index) => !reply.invalid.has(index));
         continue;
@@ -158,7 +172,9 @@ export class Sender {
       const willRetry = reply.kind === 'retry' && attempt < this.options.maxAttempts;
       this.report({ reason: reply.reason, status: reply.status, signals: remaining.length, attempt, willRetry });
       if (!willRetry) return this.fail(remaining, reply.reason);
-      await sleep(backoffDelay(attempt++, this.options.backoffMs, reply.kind === 'retry' ? reply.retryAfterSeconds : null), undefined, { signal: this.deadline.signal });
+      await sleep(backoffDelay(attempt++, this.options.backoffMs, reply.kind === 'retry' ? reply.retryAfterSeconds : null), undefined, {
+        signal: this.deadline.signal,
+      });
     }
   }
 

@@ -40,7 +40,8 @@ async function peer(answer: (request: number, response: http.ServerResponse) => 
   };
 }
 
-const signals = (n: number, prefix: string): Signal[] => Array.from({ length: n }, (_, i) => ({ userId: String(100 + (i % 7)), itemId: `${prefix}-${i}`, kind: 'VIEW' }));
+const signals = (n: number, prefix: string): Signal[] =>
+  Array.from({ length: n }, (_, i) => ({ userId: String(100 + (i % 7)), itemId: `${prefix}-${i}`, kind: 'VIEW' }));
 
 describe('a sender with bounds', () => {
   it('close({ timeoutMs }) against a server that never answers: resolves with every signal unsent, each outcome failed', async () => {
@@ -52,7 +53,8 @@ describe('a sender with bounds', () => {
     await eventually(() => silent.open() === 2);
     const { unsent } = await sender.close({ timeoutMs: 200 });
     expect(unsent.map((signal) => signal.itemId).sort()).toEqual(sent.map((signal) => signal.itemId).sort());
-    for (const outcome of await Promise.all(outcomes)) expect(outcome).toMatchObject({ result: 'failed', reason: expect.stringContaining('close({ timeoutMs })') });
+    for (const outcome of await Promise.all(outcomes))
+      expect(outcome).toMatchObject({ result: 'failed', reason: expect.stringContaining('close({ timeoutMs })') });
     expect(() => sender.send(sent[0]!)).toThrow('closed');
     await silent.close();
   });
@@ -60,7 +62,14 @@ describe('a sender with bounds', () => {
   it('a request timeout ends an unanswered attempt; onError hears every failed attempt and the give-up', async () => {
     const silent = await peer();
     const errors: SenderError[] = [];
-    const sender = new Sender({ url: silent.url, token: bearer, requestTimeoutMs: 100, maxAttempts: 3, backoffMs: { initial: 1, max: 5 }, onError: (error) => errors.push(error) });
+    const sender = new Sender({
+      url: silent.url,
+      token: bearer,
+      requestTimeoutMs: 100,
+      maxAttempts: 3,
+      backoffMs: { initial: 1, max: 5 },
+      onError: (error) => errors.push(error),
+    });
     const outcome = await sender.send(signals(1, 'timeout')[0]!);
     expect(outcome).toMatchObject({ result: 'failed', reason: expect.stringContaining('requestTimeoutMs') });
     expect(errors.map(({ attempt, willRetry, signals: count }) => ({ attempt, willRetry, count }))).toEqual([
@@ -98,10 +107,17 @@ describe('a sender with bounds', () => {
   it('429 without a JSON body (a rate limiter in front): retried after its Retry-After, then delivered', async () => {
     const limited = await peer((request, response) => {
       if (request === 1) return response.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '0' }).end('slow down');
-      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: { sendSignals: { items: [{ signalId: '7', forwarded: true, duplicate: false }] } } }));
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ data: { sendSignals: { items: [{ signalId: '7', forwarded: true, duplicate: false }] } } }));
     });
     const errors: SenderError[] = [];
-    const sender = new Sender({ url: limited.url, token: bearer, backoffMs: { initial: 1, max: 5 }, onError: (error) => errors.push(error) });
+    const sender = new Sender({
+      url: limited.url,
+      token: bearer,
+      backoffMs: { initial: 1, max: 5 },
+      onError: (error) => errors.push(error),
+    });
     expect(await sender.send(signals(1, 'limited')[0]!)).toMatchObject({ result: 'forwarded', signalId: '7' });
     expect(errors).toEqual([{ reason: 'HTTP 429', status: 429, signals: 1, attempt: 1, willRetry: true }]);
     await sender.close();

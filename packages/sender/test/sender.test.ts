@@ -53,7 +53,12 @@ describe('the sender library against the real server, through faults', () => {
   });
 
   it(`${SIGNALS} signals, some invalid: each valid one stored exactly once, each invalid one reported and never resent`, async () => {
-    const sender = new Sender({ url, token: await token('1', 'signals:write', '1h'), maxBatchSize: 1000, backoffMs: { initial: 10, max: 200 } });
+    const sender = new Sender({
+      url,
+      token: await token('1', 'signals:write', '1h'),
+      maxBatchSize: 1000,
+      backoffMs: { initial: 10, max: 200 },
+    });
     const outcomes: Promise<Outcome>[] = [];
     for (let i = 0; i < SIGNALS; i++) {
       outcomes.push(sender.send(signal(i)));
@@ -66,7 +71,11 @@ describe('the sender library against the real server, through faults', () => {
     const invalid = results.filter((outcome) => outcome.result === 'invalid');
     const expectedInvalid = Array.from({ length: SIGNALS }, (_, i) => i).filter((i) => badItem(i) || badTime(i));
     expect(invalid.map((outcome) => outcome.eventId).sort()).toEqual(expectedInvalid.map((i) => `ev-${i}`).sort());
-    for (const outcome of invalid) expect(outcome).toMatchObject({ argument: expect.stringMatching(/^inputs\[\d+\]\.(itemId|occurredAt)$/), reason: expect.any(String) });
+    for (const outcome of invalid)
+      expect(outcome).toMatchObject({
+        argument: expect.stringMatching(/^inputs\[\d+\]\.(itemId|occurredAt)$/),
+        reason: expect.any(String),
+      });
     expect(results.filter((outcome) => outcome.result === 'failed')).toEqual([]);
     const duplicates = results.filter((outcome) => outcome.result === 'duplicate').length;
     expect(duplicates).toBeGreaterThan(0); // the cut replies' signals, resent and recognised
@@ -76,13 +85,20 @@ describe('the sender library against the real server, through faults', () => {
               count(*) FILTER (WHERE event_id = ANY($1)) AS invalid FROM signal`,
       [expectedInvalid.map((i) => `ev-${i}`)],
     );
-    expect(rows[0]).toEqual({ n: String(SIGNALS - expectedInvalid.length), distinct_events: String(SIGNALS - expectedInvalid.length), invalid: '0' });
+    expect(rows[0]).toEqual({
+      n: String(SIGNALS - expectedInvalid.length),
+      distinct_events: String(SIGNALS - expectedInvalid.length),
+      invalid: '0',
+    });
 
     // Never resent once reported: after the reply that named it invalid, no request carries it.
     const reported = new Set<string>();
     for (const request of proxy.forwarded) {
       const inputs = (JSON.parse(request.body) as { variables: { inputs: Signal[] } }).variables.inputs;
-      const reply = JSON.parse(request.reply) as { data?: { sendSignals: { items: { argument?: string }[] } }; errors?: { extensions?: { argument?: string } }[] };
+      const reply = JSON.parse(request.reply) as {
+        data?: { sendSignals: { items: { argument?: string }[] } };
+        errors?: { extensions?: { argument?: string } }[];
+      };
       inputs.forEach((input, index) => {
         expect(reported.has(input.eventId!), `${input.eventId} resent after it was reported invalid`).toBe(false);
         const named =

@@ -61,11 +61,21 @@ export class SettingsClient {
   }
 
   private async call<T>(operationName: OperationName, variables?: Record<string, unknown>): Promise<T> {
-    return postOperation<T>(this.fetcher, this.options.url, await this.token(), operationName, variables, this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    return postOperation<T>(
+      this.fetcher,
+      this.options.url,
+      await this.token(),
+      operationName,
+      variables,
+      this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    );
   }
 
   private watch<T>(operationName: OperationName, field: string, endless: boolean, handlers: LiveHandlers<T>): () => void {
     const { url, reconnectMs = DEFAULT_RECONNECT_MS } = this.options;
-    return follow({ url, fetcher: this.fetcher, token: this.token, reconnectMs, operationName, endless, pick: (data) => data[field] as T }, handlers);
+    return follow(
+      { url, fetcher: this.fetcher, token: this.token, reconnectMs, operationName, endless, pick: (data) => data[field] as T },
+      handlers,
+    );
   }
 }

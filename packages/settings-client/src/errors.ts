@@ -35,7 +35,14 @@ export class SettingsClientError extends Error {
     const code = error?.extensions?.code ?? `HTTP_${status}`;
     const retryable = status === 503 || status === 429 || RETRYABLE_CODES.has(code);
     const later = retryAfter(response?.headers.get('retry-after') ?? null) ?? error?.extensions?.retryAfterSeconds ?? null;
-    return new SettingsClientError(error?.message ?? `HTTP ${status}`, code, status, retryable, later, error?.extensions?.requestId ?? null);
+    return new SettingsClientError(
+      error?.message ?? `HTTP ${status}`,
+      code,
+      status,
+      retryable,
+      later,
+      error?.extensions?.requestId ?? null,
+    );
   }
 
   /** From a refused request's body: GraphQL JSON, or server-sent events carrying the error. */

@@ -21,7 +21,11 @@ export async function postOperation<T>(
   try {
     response = await fetcher(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json', authorization: `Bearer ${token}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+        authorization: `Bearer ${token}`,
+      },
       body: JSON.stringify(operationBody(operationName, variables)),
       signal,
     });
@@ -33,7 +37,9 @@ export async function postOperation<T>(
     body = (await response.json()) as typeof body;
   } catch (error) {
     // A cut answer is the network's doing; any other unreadable one is the status's.
-    throw response.ok ? SettingsClientError.network(signal.aborted ? timedOut(timeoutMs) : error) : SettingsClientError.of(undefined, response);
+    throw response.ok
+      ? SettingsClientError.network(signal.aborted ? timedOut(timeoutMs) : error)
+      : SettingsClientError.of(undefined, response);
   }
   const value = body.data ? Object.values(body.data)[0] : undefined;
   if (body.errors?.length || value === undefined || value === null) throw SettingsClientError.of(body.errors?.[0], response);

@@ -1,5 +1,10 @@
 import type { SettingsClientError } from './errors.js';
-import type { SettingsLeaveEpisodeFragment, SettingsMembershipFragment, SettingsOlderLeavesQuery, SettingsPurgeReceiptFragment } from './operation-types.js';
+import type {
+  SettingsLeaveEpisodeFragment,
+  SettingsMembershipFragment,
+  SettingsOlderLeavesQuery,
+  SettingsPurgeReceiptFragment,
+} from './operation-types.js';
 
 /**
  * The shapes of operations.graphql's fragments, generated from the schema (operation-types.ts); 64-bit

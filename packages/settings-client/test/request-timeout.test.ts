@@ -13,7 +13,9 @@ const urlOf = (server: http.Server) => `http://127.0.0.1:${(server.address() as 
 
 beforeAll(async () => {
   silent = http.createServer((request) => void request.resume());
-  limited = http.createServer((_request, response) => void response.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '7' }).end('slow down'));
+  limited = http.createServer(
+    (_request, response) => void response.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '7' }).end('slow down'),
+  );
   await Promise.all([silent, limited].map((server) => new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))));
 });
 
@@ -24,7 +26,11 @@ afterAll(async () => {
   }
 });
 
-const refusal = (promise: Promise<unknown>) => promise.then(() => expect.fail('expected a refusal'), (error: unknown) => error);
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail('expected a refusal'),
+    (error: unknown) => error,
+  );
 
 describe('the settings client’s bounds', () => {
   it('a call the server never answers fails after requestTimeoutMs: NETWORK, retryable', async () => {

@@ -1,4 +1,10 @@
-import { SettingsClient, type SettingsClientError, type LiveState, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
+import {
+  SettingsClient,
+  type SettingsClientError,
+  type LiveState,
+  type Membership,
+  type PurgeReceipt,
+} from '@community-layer/settings-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../../src/app.js';
 import { eventually, freshDatabase, startApp, token } from '../../../test/support/harness.js';
@@ -25,10 +31,21 @@ async function clientFor(user: string): Promise<SettingsClient> {
   return new SettingsClient({ url: app.url, token: () => bearer, reconnectMs: RECONNECT_MS });
 }
 
-const refusal = (promise: Promise<unknown>) => promise.then(() => expect.fail('expected a refusal'), (error: unknown) => error);
+const refusal = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail('expected a refusal'),
+    (error: unknown) => error,
+  );
 
 /** A live stream's values, states and errors, as they came. */
-function record<T>(watch: (handlers: { next(value: T): void; state(state: LiveState): void; error(error: SettingsClientError): void; complete(): void }) => () => void) {
+function record<T>(
+  watch: (handlers: {
+    next(value: T): void;
+    state(state: LiveState): void;
+    error(error: SettingsClientError): void;
+    complete(): void;
+  }) => () => void,
+) {
   const seen = { values: [] as T[], states: [] as LiveState[], errors: [] as SettingsClientError[], completed: false, close: () => {} };
   seen.close = watch({
     next: (value) => seen.values.push(value),
@@ -59,7 +76,11 @@ describe('the settings client, by trusted-document id only', () => {
     expect(progress.states.at(-1)).toBe('stopped');
     expect(await client.latestPurge()).toMatchObject({ purgeId: receipt.purgeId, status: 'FINISHED' });
 
-    expect(await client.rejoin()).toMatchObject({ status: 'ACTIVE', leftAtNs: null, history: [{ leftAtNs: left.leftAtNs, rejoinedAtNs: expect.any(String) }] });
+    expect(await client.rejoin()).toMatchObject({
+      status: 'ACTIVE',
+      leftAtNs: null,
+      history: [{ leftAtNs: left.leftAtNs, rejoinedAtNs: expect.any(String) }],
+    });
   });
 
   it('follows the status live across a leave, and reconnects by itself after the server restarts', async () => {

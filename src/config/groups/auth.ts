@@ -16,14 +16,24 @@ export type AuthKeyConfig = VerificationKeyConfig | { kind: 'development' };
 const claimName = () => z.string().min(1).max(256);
 
 /** Fetching a remote key set (`AUTH_JWKS_URL`, `AUTH_OIDC_ISSUER`). */
-export const jwks = group({
-    cooldownMs: setting('AUTH_JWKS_COOLDOWN_MS', count(1, 3_600_000).default(30_000), 'least time between key set fetches (unknown `kid`, retries, short max-age)'),
-    maxAgeMs: setting('AUTH_JWKS_MAX_AGE_MS', count(1_000, 86_400_000).default(600_000), 'longest use of a fetched key set (also without Cache-Control)'),
+export const jwks = group(
+  {
+    cooldownMs: setting(
+      'AUTH_JWKS_COOLDOWN_MS',
+      count(1, 3_600_000).default(30_000),
+      'least time between key set fetches (unknown `kid`, retries, short max-age)',
+    ),
+    maxAgeMs: setting(
+      'AUTH_JWKS_MAX_AGE_MS',
+      count(1_000, 86_400_000).default(600_000),
+      'longest use of a fetched key set (also without Cache-Control)',
+    ),
     timeoutMs: setting('AUTH_JWKS_TIMEOUT_MS', milliseconds.default(5_000), 'timeout of a discovery or key set fetch'),
   },
   (settings) =>
     settings.superRefine((jwks, ctx) => {
-      if (jwks.cooldownMs > jwks.maxAgeMs) ctx.addIssue({ code: 'custom', path: ['cooldownMs'], message: 'must not exceed AUTH_JWKS_MAX_AGE_MS' });
+      if (jwks.cooldownMs > jwks.maxAgeMs)
+        ctx.addIssue({ code: 'custom', path: ['cooldownMs'], message: 'must not exceed AUTH_JWKS_MAX_AGE_MS' });
     }),
 );
 
@@ -52,16 +62,30 @@ const keySources = {
 };
 const KEY_VARIABLES = Object.values(keySources).map(variableOf);
 
-export const auth = group({
+export const auth = group(
+  {
     ...keySources,
-    issuer: setting('AUTH_JWT_ISSUER', optional(z.string().min(1)), 'required `iss`; required in production with `AUTH_JWKS_URL`', '(unset; `AUTH_OIDC_ISSUER` if set)'),
+    issuer: setting(
+      'AUTH_JWT_ISSUER',
+      optional(z.string().min(1)),
+      'required `iss`; required in production with `AUTH_JWKS_URL`',
+      '(unset; `AUTH_OIDC_ISSUER` if set)',
+    ),
     audience: setting(
       'AUTH_JWT_AUDIENCE',
       optional(z.string().min(1)),
       'required audience, read from `AUTH_AUDIENCE_CLAIM`; required in production with a remote key set',
     ),
-    audienceClaim: setting('AUTH_AUDIENCE_CLAIM', claimName().default('aud'), 'the claim holding the audience (Cognito access tokens: `client_id`)'),
-    userIdClaim: setting('AUTH_USER_ID_CLAIM', claimName().default('sub'), "the claim holding the caller's UInt64 user id (namespaced names allowed)"),
+    audienceClaim: setting(
+      'AUTH_AUDIENCE_CLAIM',
+      claimName().default('aud'),
+      'the claim holding the audience (Cognito access tokens: `client_id`)',
+    ),
+    userIdClaim: setting(
+      'AUTH_USER_ID_CLAIM',
+      claimName().default('sub'),
+      "the claim holding the caller's UInt64 user id (namespaced names allowed)",
+    ),
     scopesClaim: setting(
       'AUTH_SCOPES_CLAIM',
       optional(claimName()),
@@ -80,7 +104,12 @@ export const auth = group({
     settings
       .superRefine((auth, ctx) => {
         const keys = (Object.keys(keySources) as (keyof typeof keySources)[]).filter((key) => auth[key] !== undefined);
-        if (keys.length > 1) brokenRule(ctx, keys.map((key) => variableOf(keySources[key])), 'set exactly one of them');
+        if (keys.length > 1)
+          brokenRule(
+            ctx,
+            keys.map((key) => variableOf(keySources[key])),
+            'set exactly one of them',
+          );
         if (auth.oidcIssuer && auth.issuer && auth.oidcIssuer !== auth.issuer) {
           ctx.addIssue({
             code: 'custom',
@@ -125,7 +154,11 @@ export function authInProduction(auth: AuthConfig, ctx: z.RefinementCtx): void {
     ...(!auth.audience ? ['AUTH_JWT_AUDIENCE'] : []),
   ];
   if (missing.length > 0) {
-    brokenRule(ctx, missing, `required in production with ${remote.variable} (otherwise tokens the provider issues for other APIs would be accepted)`);
+    brokenRule(
+      ctx,
+      missing,
+      `required in production with ${remote.variable} (otherwise tokens the provider issues for other APIs would be accepted)`,
+    );
   } else if (!remote.url.startsWith('https:')) {
     brokenRule(ctx, [remote.variable], 'must be an https URL in production');
   }

@@ -7,7 +7,8 @@ import { count, flag, group, milliseconds, optional, postgresUrl, setting } from
  * `server` means the server already applies them (ALTER ROLE … SET, for a transaction pooler that
  * refuses such parameters) and start-up checks that it does.
  */
-export const database = group({
+export const database = group(
+  {
     url: setting(
       'DATABASE_URL',
       optional(postgresUrl),
@@ -35,8 +36,16 @@ export const database = group({
       '`true`: an instance applies pending migrations at start (over `DATABASE_LISTEN_URL`); `false`: it refuses to start on a schema behind its own (run `migrate` first). Either way it refuses a newer schema',
       'on unless production',
     ),
-    poolMax: setting('DB_POOL_MAX', count(2, 200).default(10), 'pool size per instance (the listener and the purge worker use one more connection each)'),
-    acquireTimeoutMs: setting('DB_ACQUIRE_TIMEOUT_MS', milliseconds.default(2_000), 'longest wait for a pooled connection (and to open one) before a 503'),
+    poolMax: setting(
+      'DB_POOL_MAX',
+      count(2, 200).default(10),
+      'pool size per instance (the listener and the purge worker use one more connection each)',
+    ),
+    acquireTimeoutMs: setting(
+      'DB_ACQUIRE_TIMEOUT_MS',
+      milliseconds.default(2_000),
+      'longest wait for a pooled connection (and to open one) before a 503',
+    ),
     statementTimeoutMs: setting('DB_STATEMENT_TIMEOUT_MS', milliseconds.default(5_000), '`statement_timeout` of every pooled connection'),
     queryTimeoutMs: setting(
       'DB_QUERY_TIMEOUT_MS',
@@ -60,7 +69,11 @@ export const database = group({
     settings
       .superRefine((database, ctx) => {
         if (database.listenUrl && !database.url) {
-          ctx.addIssue({ code: 'custom', path: ['listenUrl'], message: 'set only together with DATABASE_URL (the embedded database needs neither)' });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['listenUrl'],
+            message: 'set only together with DATABASE_URL (the embedded database needs neither)',
+          });
         }
         if (database.queryTimeoutMs !== undefined && database.queryTimeoutMs <= database.statementTimeoutMs) {
           ctx.addIssue({

@@ -30,8 +30,16 @@ const privateJwk = z
 
 /** The change feed, signed receipts and the webhooks that tell downstream systems of every change. */
 export const downstream = group({
-  feedPageSize: setting('FEED_PAGE_SIZE', count(1, 10_000).default(500), 'events read per statement by a `communityMembershipChanges` stream'),
-  feedPollMs: setting('FEED_POLL_MS', milliseconds.default(1_000), 'longest a live feed stream waits before reading again without a notification'),
+  feedPageSize: setting(
+    'FEED_PAGE_SIZE',
+    count(1, 10_000).default(500),
+    'events read per statement by a `communityMembershipChanges` stream',
+  ),
+  feedPollMs: setting(
+    'FEED_POLL_MS',
+    milliseconds.default(1_000),
+    'longest a live feed stream waits before reading again without a notification',
+  ),
   receiptSigningKey: setting(
     'RECEIPT_SIGNING_KEY',
     optional(privateJwk),

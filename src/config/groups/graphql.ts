@@ -8,7 +8,11 @@ export const graphql = group({
   maxDepth: setting('GRAPHQL_MAX_DEPTH', count(2, 100).default(12), 'deepest selection of an operation'),
   maxAliases: setting('GRAPHQL_MAX_ALIASES', count(1, 1000).default(30), 'most aliases in an operation'),
   maxTokens: setting('GRAPHQL_MAX_TOKENS', count(100, 1_000_000).default(5000), 'most tokens in a document'),
-  maxCost: setting('GRAPHQL_MAX_COST', count(10, 1_000_000).default(5000), 'highest cost of an operation (the cost model: README, Limits and errors)'),
+  maxCost: setting(
+    'GRAPHQL_MAX_COST',
+    count(10, 1_000_000).default(5000),
+    'highest cost of an operation (the cost model: README, Limits and errors)',
+  ),
   maxDirectives: setting('GRAPHQL_MAX_DIRECTIVES', count(1, 1000).default(20), 'most directives in an operation'),
   trustedDocuments: setting(
     'GRAPHQL_TRUSTED_DOCUMENTS',
@@ -20,7 +24,12 @@ export const graphql = group({
     z
       .string()
       .default('')
-      .transform((value) => value.split(',').map((file) => file.trim()).filter(Boolean)),
+      .transform((value) =>
+        value
+          .split(',')
+          .map((file) => file.trim())
+          .filter(Boolean),
+      ),
     'comma-separated manifest files of persisted documents, besides `trusted-documents.json`: Apollo\'s persisted-query manifest format or a plain `{ "id": "document" }` map (GraphQL Code Generator, Relay); relative to the project root',
     'none',
   ),
@@ -33,7 +42,11 @@ export const graphql = group({
 
 /** What one request (one operation) may write, across all its aliases and list arguments. */
 export const requestBudget = group({
-  signals: setting('REQUEST_MAX_SIGNALS', count(1, 1_000_000).default(1000), 'most signals one request (one operation) may write, across all its aliases and list arguments'),
+  signals: setting(
+    'REQUEST_MAX_SIGNALS',
+    count(1, 1_000_000).default(1000),
+    'most signals one request (one operation) may write, across all its aliases and list arguments',
+  ),
   cohortAttributions: setting(
     'REQUEST_MAX_COHORT_ATTRIBUTIONS',
     count(0, 32_000_000).default(32_000),

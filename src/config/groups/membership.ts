@@ -1,10 +1,15 @@
 import { count, group, milliseconds, setting } from '../setting.js';
 
 /** The LISTEN session that keeps every instance's membership cache in step. */
-export const listener = group({
+export const listener = group(
+  {
     heartbeatMs: setting('LISTENER_HEARTBEAT_MS', milliseconds.default(10_000), 'heartbeat period of the listener connection'),
     heartbeatTimeoutMs: setting('LISTENER_HEARTBEAT_TIMEOUT_MS', milliseconds.default(5_000), 'heartbeat (and connect) timeout'),
-    backoffMinMs: setting('LISTENER_BACKOFF_MIN_MS', milliseconds.default(100), 'first reconnect delay (backoff is exponential, with full jitter)'),
+    backoffMinMs: setting(
+      'LISTENER_BACKOFF_MIN_MS',
+      milliseconds.default(100),
+      'first reconnect delay (backoff is exponential, with full jitter)',
+    ),
     backoffMaxMs: setting('LISTENER_BACKOFF_MAX_MS', milliseconds.default(10_000), 'longest reconnect delay'),
   },
   (settings) =>
@@ -21,6 +26,14 @@ export const cache = group({
 
 /** Caps on subscription streams (`communityLayerStatusChanged`, `communityPurgeProgress`), per followed user and per instance. */
 export const subscriptions = group({
-  perUser: setting('SUBSCRIPTIONS_PER_USER_MAX', count(1, 1000).default(8), 'subscription streams following one user (status and purge progress together), per instance'),
-  perInstance: setting('SUBSCRIPTIONS_MAX', count(1, 1_000_000).default(10_000), 'subscription streams per instance (status and purge progress together)'),
+  perUser: setting(
+    'SUBSCRIPTIONS_PER_USER_MAX',
+    count(1, 1000).default(8),
+    'subscription streams following one user (status and purge progress together), per instance',
+  ),
+  perInstance: setting(
+    'SUBSCRIPTIONS_MAX',
+    count(1, 1_000_000).default(10_000),
+    'subscription streams per instance (status and purge progress together)',
+  ),
 });

@@ -10,7 +10,11 @@ export const webhooks = group(
       count(1_000, 30 * 86_400_000).default(3 * 86_400_000),
       'how long a failing delivery is retried (from its first attempt) before it is FAILED',
     ),
-    backoffMinMs: setting('WEBHOOK_BACKOFF_MIN_MS', count(10, 3_600_000).default(5_000), 'first retry delay (exponential, with full jitter)'),
+    backoffMinMs: setting(
+      'WEBHOOK_BACKOFF_MIN_MS',
+      count(10, 3_600_000).default(5_000),
+      'first retry delay (exponential, with full jitter)',
+    ),
     backoffMaxMs: setting('WEBHOOK_BACKOFF_MAX_MS', count(10, 86_400_000).default(3_600_000), 'longest retry delay'),
     timeoutMs: setting('WEBHOOK_TIMEOUT_MS', milliseconds.default(10_000), 'how long one delivery attempt may take'),
     disableAfterMs: setting(
@@ -46,25 +50,37 @@ export const webhooks = group(
     ),
     allowedDestinations: setting(
       'WEBHOOK_ALLOWED_DESTINATIONS',
-      z.string().default('').transform((value, ctx) => {
-        const entries = value.split(',').map((entry) => entry.trim().toLowerCase()).filter(Boolean);
-        const bad = entries.find((entry) => !destinationEntry(entry));
-        if (bad !== undefined) ctx.addIssue({ code: 'custom', message: `${bad}: not a CIDR (10.1.0.0/16, fd12::/64), an address or a host name` });
-        return entries;
-      }),
+      z
+        .string()
+        .default('')
+        .transform((value, ctx) => {
+          const entries = value
+            .split(',')
+            .map((entry) => entry.trim().toLowerCase())
+            .filter(Boolean);
+          const bad = entries.find((entry) => !destinationEntry(entry));
+          if (bad !== undefined)
+            ctx.addIssue({ code: 'custom', message: `${bad}: not a CIDR (10.1.0.0/16, fd12::/64), an address or a host name` });
+          return entries;
+        }),
       'internal receivers webhooks may reach, comma-separated: CIDRs, addresses, host names (any address they resolve to); unset, only public addresses (docs/downstream.md)',
       'unset',
     ),
     recoveryMs: setting(
       'WEBHOOK_RECOVERY_MS',
       milliseconds.default(10_000),
-      'how often each instance releases the deliveries held by delivery workers that died (a crash costs about this much, not the queue\'s 4-hour lock expiry)',
+      "how often each instance releases the deliveries held by delivery workers that died (a crash costs about this much, not the queue's 4-hour lock expiry)",
     ),
-    pollMs: setting('WEBHOOK_POLL_MS', milliseconds.default(1_000), 'how often the queue and the dispatcher look for due work without a notification'),
+    pollMs: setting(
+      'WEBHOOK_POLL_MS',
+      milliseconds.default(1_000),
+      'how often the queue and the dispatcher look for due work without a notification',
+    ),
   },
   (settings) =>
     settings.superRefine((config, ctx) => {
-      if (config.backoffMinMs > config.backoffMaxMs) ctx.addIssue({ code: 'custom', path: ['backoffMinMs'], message: 'must not exceed WEBHOOK_BACKOFF_MAX_MS' });
+      if (config.backoffMinMs > config.backoffMaxMs)
+        ctx.addIssue({ code: 'custom', path: ['backoffMinMs'], message: 'must not exceed WEBHOOK_BACKOFF_MAX_MS' });
     }),
 );
 

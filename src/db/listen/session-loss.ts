@@ -18,7 +18,9 @@ export function startHeartbeat(
     if (beating) return;
     beating = true;
     withTimeout(
-      client.query<{ listened: number }>('SELECT count(*)::int AS listened FROM pg_listening_channels() AS c WHERE c = ANY($1::text[])', [channels]),
+      client.query<{ listened: number }>('SELECT count(*)::int AS listened FROM pg_listening_channels() AS c WHERE c = ANY($1::text[])', [
+        channels,
+      ]),
       timeoutMs,
     )
       .then((result) => {

@@ -15,5 +15,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await applySqlFiles(db, [['ingest_signals', 5]]);
-  await sql`DROP FUNCTION ingest_signals_deduplicating(text[], text[], signal_kind[], bigint[], timestamptz[], text[], boolean[], int[], text[], text[])`.execute(db);
+  await sql`DROP FUNCTION ingest_signals_deduplicating(text[], text[], signal_kind[], bigint[], timestamptz[], text[], boolean[], int[], text[], text[])`.execute(
+    db,
+  );
 }

@@ -8,7 +8,9 @@ import { applySqlFiles } from './sql-files.js';
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await applySqlFiles(db, [['ingest_signals', 7]]);
-  await sql`DROP FUNCTION ingest_signals_deduplicating(text[], text[], signal_kind[], bigint[], timestamptz[], text[], boolean[], int[], text[], text[])`.execute(db);
+  await sql`DROP FUNCTION ingest_signals_deduplicating(text[], text[], signal_kind[], bigint[], timestamptz[], text[], boolean[], int[], text[], text[])`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -54,7 +54,10 @@ export function refuseOlderSchema(state: SchemaState): void {
  * Before an instance serves: the schema must be this build's. Pending migrations are applied
  * (`migrate`) only when `migrateOnStart`; otherwise the start is refused. Returns what was applied.
  */
-export async function ensureSchema(db: Kysely<any>, options: { migrateOnStart: boolean; migrate: () => Promise<string[]> }): Promise<string[]> {
+export async function ensureSchema(
+  db: Kysely<any>,
+  options: { migrateOnStart: boolean; migrate: () => Promise<string[]> },
+): Promise<string[]> {
   const state = await schemaState(db);
   refuseNewerSchema(state);
   if (state.pending.length === 0) return [];

@@ -50,7 +50,11 @@ export function createCoercionMemo(): CoercionMemo {
   return { variableTypes: new WeakMap(), inputFields: new WeakMap() };
 }
 
-function variableType(schema: GraphQLSchema, definition: VariableDefinitionNode, { variableTypes }: CoercionMemo): GraphQLInputType | undefined {
+function variableType(
+  schema: GraphQLSchema,
+  definition: VariableDefinitionNode,
+  { variableTypes }: CoercionMemo,
+): GraphQLInputType | undefined {
   if (!variableTypes.has(definition)) variableTypes.set(definition, typeFromAST(schema, definition.type) as GraphQLInputType | undefined);
   return variableTypes.get(definition);
 }
@@ -77,7 +81,12 @@ export function coercesToItself(value: unknown, type: GraphQLInputType, memo: Co
     if (!fields) memo.inputFields.set(type, (fields = Object.values(known)));
     for (const field of fields) {
       const fieldValue = object[field.name];
-      if (fieldValue === undefined ? field.defaultValue !== undefined || isNonNullType(field.type) : !coercesToItself(fieldValue, field.type, memo)) return false;
+      if (
+        fieldValue === undefined
+          ? field.defaultValue !== undefined || isNonNullType(field.type)
+          : !coercesToItself(fieldValue, field.type, memo)
+      )
+        return false;
     }
     return true;
   }

@@ -157,7 +157,11 @@ class CostWalk {
     const composite = isCompositeType(type);
     const below = composite && node.selectionSet ? this.selection(node.selectionSet, type, isList ? undefined : declaredSize) : NOTHING;
     const own = declaration?.writes?.(args) ?? NOTHING;
-    return add({ cost: declaration?.work ?? 0, signals: own.signals, cohortAttributions: own.cohortAttributions }, { ...below, cost: below.cost + (composite ? 1 : 0) }, items);
+    return add(
+      { cost: declaration?.work ?? 0, signals: own.signals, cohortAttributions: own.cohortAttributions },
+      { ...below, cost: below.cost + (composite ? 1 : 0) },
+      items,
+    );
   }
 
   private conditionType(name: string | undefined): GraphQLCompositeType | undefined {

@@ -31,14 +31,20 @@ export function documentLimitsRule(limits: DocumentLimits) {
           }
           if (directives > limits.maxDirectives) {
             context.reportError(
-              limitError('TOO_MANY_DIRECTIVES', `The document uses ${directives} directives; at most ${limits.maxDirectives} are allowed.`, {
-                directives,
-                limit: limits.maxDirectives,
-              }),
+              limitError(
+                'TOO_MANY_DIRECTIVES',
+                `The document uses ${directives} directives; at most ${limits.maxDirectives} are allowed.`,
+                {
+                  directives,
+                  limit: limits.maxDirectives,
+                },
+              ),
             );
           }
           const fragments = new Map(
-            document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+            document.definitions
+              .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+              .map((d) => [d.name.value, d]),
           );
           const depth = new DepthMeter(fragments);
           for (const definition of document.definitions) {

@@ -30,7 +30,13 @@ export function useOperationLimits(limits: OperationLimits): Plugin {
   const rule = documentLimitsRule(limits);
   const memo = createCostMemo();
   const check = (args: ExecutionArgs) => {
-    const measure = measureOperation(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined, memo);
+    const measure = measureOperation(
+      args.schema,
+      args.document,
+      args.operationName,
+      args.variableValues as Record<string, unknown> | undefined,
+      memo,
+    );
     if (measure && args.contextValue) (args.contextValue as { [MEASURED]?: Measure })[MEASURED] = measure;
     return measure ? overLimits(measure, limits) : null;
   };
@@ -54,7 +60,8 @@ export function useOperationLimits(limits: OperationLimits): Plugin {
     onValidate: ({ addValidationRule }) => {
       addValidationRule(rule);
       return ({ result, setResult }) => {
-        if (result.some(isValidationAborted)) setResult(result.map((error) => (isValidationAborted(error) ? tooManyFieldsToValidate() : error)));
+        if (result.some(isValidationAborted))
+          setResult(result.map((error) => (isValidationAborted(error) ? tooManyFieldsToValidate() : error)));
       };
     },
     onExecute: ({ args, setResultAndStopExecution }) => {

@@ -7,7 +7,9 @@ import { operationsOf } from './manifest.js';
  * everywhere: crypto.subtle needs a secure context): `npm run documents` writes each one's ids
  * from the same printing the manifest uses, so the two never disagree.
  */
-export const BUILT_IN_IDS = [{ source: 'packages/settings-client/src/operations.graphql', target: 'packages/settings-client/src/documents.ts' }];
+export const BUILT_IN_IDS = [
+  { source: 'packages/settings-client/src/operations.graphql', target: 'packages/settings-client/src/documents.ts' },
+];
 
 /** The TypeScript module of one client's ids: operation name → trusted-document id. */
 export async function printBuiltInIds(root: string, source: string): Promise<string> {

@@ -19,10 +19,12 @@ export function documentsOf(json: unknown, file: string): PersistedDocument[] {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new Error(`${file}: expected a JSON object`);
   const record = json as Record<string, unknown>;
   if (record.format === 'apollo-persisted-query-manifest') {
-    if (record.version !== 1 || !Array.isArray(record.operations)) throw new Error(`${file}: an Apollo manifest needs version 1 and operations`);
+    if (record.version !== 1 || !Array.isArray(record.operations))
+      throw new Error(`${file}: an Apollo manifest needs version 1 and operations`);
     return record.operations.map((operation: unknown, i) => {
       const { id, body } = (operation ?? {}) as { id?: unknown; body?: unknown };
-      if (typeof id !== 'string' || id === '' || typeof body !== 'string') throw new Error(`${file}: operations[${i}] needs an id and a body`);
+      if (typeof id !== 'string' || id === '' || typeof body !== 'string')
+        throw new Error(`${file}: operations[${i}] needs an id and a body`);
       return { id: canonicalDocumentId(id), body };
     });
   }

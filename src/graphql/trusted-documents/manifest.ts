@@ -22,7 +22,11 @@ export interface ManifestOperation {
 }
 
 /** The clients whose operations are trusted, relative to the project root. */
-export const OPERATION_SOURCES = ['packages/settings-client/src/operations.graphql', 'examples/operations.graphql', 'packages/sender/src/operations.graphql'];
+export const OPERATION_SOURCES = [
+  'packages/settings-client/src/operations.graphql',
+  'examples/operations.graphql',
+  'packages/sender/src/operations.graphql',
+];
 
 export const MANIFEST_FILE = 'trusted-documents.json';
 

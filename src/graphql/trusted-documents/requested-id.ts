@@ -1,7 +1,7 @@
 /** What a client asks for by id, in the shapes the major clients send. */
 export type RequestedDocument =
   | { kind: 'none' }
-  | { kind: 'id'; id: string; /** sha256 of the query text (APQ): a query sent beside it may register it. */ hashed: boolean }
+  | { kind: 'id'; id: string /** sha256 of the query text (APQ): a query sent beside it may register it. */; hashed: boolean }
   | { kind: 'unsupported' };
 
 export interface DocumentParams {
@@ -35,7 +35,8 @@ export const DOCUMENT_ID_PARAMS = ['id', 'doc_id', 'documentId'] as const;
  * another version is `unsupported`.
  */
 export function requestedDocument(params: DocumentParams): RequestedDocument {
-  const persisted = (params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | null | undefined)?.persistedQuery;
+  const persisted = (params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | null | undefined)
+    ?.persistedQuery;
   if (persisted != null) {
     if (persisted.version !== 1 || typeof persisted.sha256Hash !== 'string') return { kind: 'unsupported' };
     return { kind: 'id', id: canonicalDocumentId(persisted.sha256Hash), hashed: true };

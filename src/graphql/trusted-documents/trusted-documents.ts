@@ -18,9 +18,13 @@ export type TrustedDocumentsMode = 'allow' | 'only';
  */
 export const TRUSTED_DOCUMENT_ERRORS = {
   notFound: { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { spec: true, status: 400 } } },
-  notSupported: { message: 'PersistedQueryNotSupported', extensions: { code: 'PERSISTED_QUERY_NOT_SUPPORTED', http: { spec: true, status: 400 } } },
+  notSupported: {
+    message: 'PersistedQueryNotSupported',
+    extensions: { code: 'PERSISTED_QUERY_NOT_SUPPORTED', http: { spec: true, status: 400 } },
+  },
   onlyTrusted: {
-    message: 'This server runs trusted documents only: send the id of a registered document (extensions.persistedQuery.sha256Hash, id or documentId).',
+    message:
+      'This server runs trusted documents only: send the id of a registered document (extensions.persistedQuery.sha256Hash, id or documentId).',
     extensions: { code: 'PERSISTED_QUERY_ONLY', http: { spec: true, status: 400 } },
   },
   hashMismatch: { message: 'provided sha does not match query', extensions: { code: 'BAD_REQUEST', http: { spec: true, status: 400 } } },
@@ -117,7 +121,9 @@ export class TrustedDocuments {
     try {
       body = await this.document(id);
     } catch {
-      return retryLater('SERVICE_UNAVAILABLE', 'Persisted documents cannot be read right now; retry shortly.', { retryAfterSeconds: this.retryAfterSeconds });
+      return retryLater('SERVICE_UNAVAILABLE', 'Persisted documents cannot be read right now; retry shortly.', {
+        retryAfterSeconds: this.retryAfterSeconds,
+      });
     }
     if (body !== null) return { query: body };
     if (query === null) return refusal(TRUSTED_DOCUMENT_ERRORS.notFound);

@@ -4,7 +4,13 @@
  * development, pasted into the form (the server prints one at start).
  */
 
-import { SettingsClient, SettingsClientError, type LeaveEpisode as Episode, type Membership, type PurgeReceipt } from '@community-layer/settings-client';
+import {
+  SettingsClient,
+  SettingsClientError,
+  type LeaveEpisode as Episode,
+  type Membership,
+  type PurgeReceipt,
+} from '@community-layer/settings-client';
 
 const PURGE_RETRY_MS = 1000;
 const TOKEN_KEY = 'community-layer-token';
@@ -159,7 +165,11 @@ function showPurge(receipt: PurgeReceipt | null): void {
   view.purgeTargetRows.replaceChildren(
     ...receipt.targets.map((target) => {
       const row = document.createElement('tr');
-      for (const text of [target.target === 'community' ? 'Everyone' : `Cohort ${target.target}`, String(target.entries), String(target.weight)]) {
+      for (const text of [
+        target.target === 'community' ? 'Everyone' : `Cohort ${target.target}`,
+        String(target.entries),
+        String(target.weight),
+      ]) {
         const cell = document.createElement('td');
         cell.textContent = text;
         row.append(cell);
@@ -221,9 +231,11 @@ function explain(error: unknown): string {
   if (error instanceof SettingsClientError && error.code !== 'NETWORK') {
     if (error.code === 'UNAUTHENTICATED') return 'Your sign-in has expired or is not valid. Sign in again to manage this setting.';
     if (error.code === 'FORBIDDEN') return 'This account may not change this setting.';
-    if (error.code === 'PURGE_IN_PROGRESS') return 'Your past contributions are still being removed. You can rejoin when that has finished.';
+    if (error.code === 'PURGE_IN_PROGRESS')
+      return 'Your past contributions are still being removed. You can rejoin when that has finished.';
     if (error.code === 'NOT_LEFT') return 'Leave the community layer first; then you can remove your past contributions.';
-    if (error.code === 'TOO_MANY_SUBSCRIPTIONS') return 'Too many open pages follow this setting live. Close one; this page retries by itself.';
+    if (error.code === 'TOO_MANY_SUBSCRIPTIONS')
+      return 'Too many open pages follow this setting live. Close one; this page retries by itself.';
     return `The service could not do that (${error.message}). Please try again.`;
   }
   return 'Cannot reach the service. Check your connection; the page retries by itself.';
@@ -253,7 +265,12 @@ function follow(): void {
     },
     state(state) {
       root.dataset['live'] = state === 'live' ? 'on' : state === 'connecting' ? 'connecting' : 'off';
-      view.live.textContent = { connecting: 'Live updates: connecting…', live: 'Live updates: on.', reconnecting: 'Live updates: reconnecting…', stopped: 'Live updates: stopped.' }[state];
+      view.live.textContent = {
+        connecting: 'Live updates: connecting…',
+        live: 'Live updates: on.',
+        reconnecting: 'Live updates: reconnecting…',
+        stopped: 'Live updates: stopped.',
+      }[state];
     },
     error(error) {
       if (error.code === 'TOO_MANY_SUBSCRIPTIONS') showError(explain(error));
@@ -299,7 +316,11 @@ function initialToken(): string | null {
 view.leave.addEventListener('click', () => view.confirm.showModal());
 view.confirm.addEventListener('close', () => {
   if (view.confirm.returnValue === 'confirm') {
-    void act(() => client.leave(), view.leave, () => view.rejoin);
+    void act(
+      () => client.leave(),
+      view.leave,
+      () => view.rejoin,
+    );
   } else {
     view.leave.focus();
   }
@@ -313,7 +334,15 @@ view.confirmPurge.addEventListener('close', () => {
   else view.purgeStart.focus();
 });
 view.older.addEventListener('click', () => void showOlder());
-view.rejoin.addEventListener('click', () => void act(() => client.rejoin(), view.rejoin, () => view.leave));
+view.rejoin.addEventListener(
+  'click',
+  () =>
+    void act(
+      () => client.rejoin(),
+      view.rejoin,
+      () => view.leave,
+    ),
+);
 view.tokenForm.addEventListener('submit', (event) => {
   event.preventDefault();
   if (view.tokenInput.value.trim()) useToken(view.tokenInput.value);

@@ -45,7 +45,9 @@ export async function shippedBinaries(): Promise<Binaries> {
 export async function placeBinaries(shipped: Binaries, user: SystemUser, shared: string): Promise<Binaries> {
   const manifest = await readManifest(shipped.root);
   const placed = path.join(shared, `community-layer-postgres-${shipped.version}-${manifestHash(manifest).slice(0, 16)}`);
-  const existing = await untrustedCopy(placed, manifest).catch((error: { code?: string }) => (error.code === 'ENOENT' ? 'missing' : reason(error)));
+  const existing = await untrustedCopy(placed, manifest).catch((error: { code?: string }) =>
+    error.code === 'ENOENT' ? 'missing' : reason(error),
+  );
   if (existing === 'missing') await copyVerified(shipped.root, manifest, placed);
   else if (existing) {
     throw new EmbeddedStartError(

@@ -50,7 +50,14 @@ export async function initCluster(
     const staged = path.join(staging, 'pgdata');
     await runProgram(
       binary(binaries, 'initdb'),
-      [`--pgdata=${staged}`, `--username=${SUPERUSER}`, `--pwfile=${passwordFile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--lc-messages=C'],
+      [
+        `--pgdata=${staged}`,
+        `--username=${SUPERUSER}`,
+        `--pwfile=${passwordFile}`,
+        '--auth=scram-sha-256',
+        '--encoding=UTF8',
+        '--lc-messages=C',
+      ],
       { user, cwd: staging, log },
     );
     await savePassword(staged, password);

@@ -92,7 +92,13 @@ async function runningPostmaster(pgdata: string): Promise<RunningPostmaster | nu
 }
 
 /** Whether postmaster `pid` exits within `withinMs` (or OWNER_SAID_STOPPING_MS, once `stopping` says so). */
-async function exits(pid: number, pgdata: string, withinMs: number, signal?: AbortSignal, stopping?: () => Promise<boolean>): Promise<boolean> {
+async function exits(
+  pid: number,
+  pgdata: string,
+  withinMs: number,
+  signal?: AbortSignal,
+  stopping?: () => Promise<boolean>,
+): Promise<boolean> {
   const started = Date.now();
   while ((await runningPostmaster(pgdata))?.pid === pid) {
     signal?.throwIfAborted();

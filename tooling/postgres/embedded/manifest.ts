@@ -57,7 +57,8 @@ export async function fileHash(file: string): Promise<string> {
  */
 export async function untrustedCopy(root: string, expected: ManifestEntry[]): Promise<string | null> {
   const top = await lstat(root);
-  if (!top.isDirectory() || top.uid !== 0 || (top.mode & 0o022) !== 0) return `${root} is not a folder owned by root and writable only by root`;
+  if (!top.isDirectory() || top.uid !== 0 || (top.mode & 0o022) !== 0)
+    return `${root} is not a folder owned by root and writable only by root`;
   const actual = await readTree(root);
   if (manifestHash(actual.map(({ entry }) => entry)) !== manifestHash(expected)) return `${root} differs from the installed package`;
   for (const { entry, info } of actual) {

@@ -63,7 +63,11 @@ const FAST_SHUTDOWN_MS = 60_000;
 const IMMEDIATE_SHUTDOWN_MS = 10_000;
 
 async function escalate(child: ChildProcess, exited: Promise<void>, log: (message: string) => void): Promise<void> {
-  const steps = [['SIGINT', FAST_SHUTDOWN_MS], ['SIGQUIT', IMMEDIATE_SHUTDOWN_MS], ['SIGKILL', 0]] as const;
+  const steps = [
+    ['SIGINT', FAST_SHUTDOWN_MS],
+    ['SIGQUIT', IMMEDIATE_SHUTDOWN_MS],
+    ['SIGKILL', 0],
+  ] as const;
   for (const [signal, withinMs] of steps) {
     if (child.exitCode !== null || child.signalCode !== null) break;
     if (signal !== 'SIGINT') log(`postgres ${child.pid} did not stop within its time after the previous signal: sending ${signal}`);

@@ -25,7 +25,17 @@ export async function postgresUser(): Promise<SystemUser> {
       // 9: the group exists already (a user of that name may still be missing).
       if ((error as { code?: unknown }).code !== 9) throw error;
     });
-    await run('useradd', ['--system', '--gid', NAME, '--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', NAME]);
+    await run('useradd', [
+      '--system',
+      '--gid',
+      NAME,
+      '--no-create-home',
+      '--home-dir',
+      '/nonexistent',
+      '--shell',
+      '/usr/sbin/nologin',
+      NAME,
+    ]);
   } catch (error) {
     throw new EmbeddedStartError(
       `could not create the system user "${NAME}" to run PostgreSQL as (PostgreSQL refuses to run as root)`,
@@ -34,7 +44,8 @@ export async function postgresUser(): Promise<SystemUser> {
     );
   }
   const created = await lookUp(NAME);
-  if (!created) throw new EmbeddedStartError(`the system user "${NAME}" is missing`, 'useradd succeeded but "id" does not find it', USE_OWN_DATABASE);
+  if (!created)
+    throw new EmbeddedStartError(`the system user "${NAME}" is missing`, 'useradd succeeded but "id" does not find it', USE_OWN_DATABASE);
   return created;
 }
 
