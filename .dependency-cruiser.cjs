@@ -4,7 +4,7 @@
  *   8 entry points   src/main.ts, src/cli/, bench/, scripts/, the tests (test/, packages/<name>/test/)
  *   7 tooling        tooling/: what entry points share (the one start-up, the embedded PostgreSQL
  *                    launcher, template databases, PgBouncer, server processes); never createApp's
- *   6 composition    src/app.ts
+ *   6 composition    src/app.ts and the builders beside it in src/app/
  *   5 transports     src/server/, src/settings/
  *   4 API            src/api/ (reaches capabilities through their service objects, never a *.store.ts)
  *   3 capabilities   src/membership/, src/signals/, src/purge/, src/webhooks/, src/budgets/ (no GraphQL)
@@ -16,7 +16,7 @@
  */
 const ENTRY = '^(src/main\\.ts|src/cli/|bench/|scripts/|test/|test-browser/|packages/[^/]+/test/)';
 const TOOLING = '^tooling/';
-const COMPOSITION = '^src/app\\.ts$';
+const COMPOSITION = '^src/app(\\.ts$|/)';
 const TRANSPORTS = '^src/(server|settings)/';
 const API = '^src/api/';
 const CAPABILITIES = '^src/(membership|signals|purge|webhooks|budgets)/';

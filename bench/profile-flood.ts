@@ -1,5 +1,5 @@
 import type { Cluster } from './cluster.js';
-import { BUDGET, ENVIRONMENT, STEADY_PER_SEC } from './cases/fair-share.js';
+import { BUDGET, ENVIRONMENT, STEADY_PER_SEC } from './cases/fair-share-settings.js';
 import { startFlood } from './flood.js';
 import { openLoop } from './open-loop.js';
 import { body, SIGNAL, type Workload } from './workload.js';

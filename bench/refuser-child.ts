@@ -1,6 +1,6 @@
 // Forked by refuser.ts: a plain Node.js HTTP server that refuses every request as the fair-share
 // door does (the same status, headers and body), and sends its URL back.
-import { rateLimitHeaders } from '../src/server/fair-share.js';
+import { rateLimitHeaders } from '../src/server/budget-report.js';
 import { serveOnLoopback } from './bare-yoga.js';
 
 const STATE = { maximumAvailable: 40, currentlyAvailable: 0, restoreRate: 20 };

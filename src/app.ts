@@ -2,41 +2,28 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import type { Services } from './api/context.js';
+import { listenerParts } from './app/listener-parts.js';
+import { readiness } from './app/readiness.js';
+import { createServices } from './app/services.js';
+import { startUpChecks } from './app/start-up-checks.js';
+import { buildTransportOptions } from './app/transport-options.js';
 import { Authenticator } from './auth/authenticate.js';
 import { createKeySource } from './auth/create-key-source.js';
-import { ChannelListener } from './db/listen/channel-listener.js';
-import { checkListenSession } from './db/listen/listen-check.js';
-import { MembershipSync } from './membership/cache/membership-sync.js';
 import type { AppConfig } from './config/config.js';
 import { DurabilityMonitor } from './db/durability-monitor.js';
 import { openInstanceDatabase } from './db/instance-database.js';
+import { ChannelListener } from './db/listen/channel-listener.js';
 import { poolUsage } from './db/pool-usage.js';
-import { ensureSchema } from './db/migrations/schema-version.js';
-import { persistedDocuments } from './db/persisted-documents.js';
-import { checkSessionLimits } from './db/session-limits.js';
-import { acceptsWrites } from './db/writable.js';
-import type { Services } from './api/context.js';
+import { MembershipSync } from './membership/cache/membership-sync.js';
 import { membershipSource } from './membership/membership-snapshot.store.js';
-import { Memberships } from './membership/memberships.js';
-import { MembershipStatusFeed } from './membership/status-feed.js';
-import { MembershipChangeFeed } from './membership/change-feed.js';
-import { ReceiptSigner } from './auth/receipt-signer.js';
-import { createFairShare } from './budgets/create-fair-share.js';
-import { createWebhooks } from './webhooks/webhooks.js';
-import { buildInfo } from './observability/build-info.js';
+import { createLogger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { metricsExport } from './observability/metrics-export.js';
 import { startTracing } from './observability/tracing.js';
-import { PurgeJobs } from './purge/purge-jobs.js';
-import { countSignals } from './server/request-observer.js';
-import { requestPipeline } from './server/request-pipeline.js';
 import { createTransports, type TransportsOptions } from './server/transports.js';
-import { createLogger } from './observability/logger.js';
 import type { RequestScope } from './server/yoga.js';
-import { SignalBatcher } from './signals/signal-batcher.js';
-import { SignalReads } from './signals/signal-reads.js';
 import { lifecycle, type Part } from './util/lifecycle.js';
-import { SubscriptionCaps } from './util/subscription-caps.js';
 
 export interface App {
   /** Starts its parts in order: checks, the schema (migrated when MIGRATE_ON_START), the cache restored, then listens. A refused start leaves nothing running. */
@@ -110,93 +97,31 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   const membershipCache = new MembershipSync({ source: membershipSource(database.db), logger, tracer, ...config.cache, channel: listener });
   metrics.observe(membershipCache, database.pool);
   const requestScope = new AsyncLocalStorage<RequestScope>();
-  const signals = new SignalBatcher({
-    db: database.db,
-    logger,
-    metrics,
-    tracer,
-    onAccepted: countSignals(requestScope),
-    isLeft: (userId) => membershipCache.cache.isLeft(userId),
-    ...config.signals,
-  });
-  // The streams users follow (status, purge progress) share one set of places, which the gauge counts.
-  const userStreamCaps = new SubscriptionCaps(config.subscriptions);
-  const statusFeed = new MembershipStatusFeed(database.db, membershipCache, userStreamCaps, logger);
-  metrics.observeSubscriptions(statusFeed);
-  const { background } = metrics;
-  const purges = new PurgeJobs(
-    database.db,
-    purgeDatabase.db,
+  const {
+    services,
+    webhooksPart,
+    fairSharePart,
+    pools: capabilityPools,
+  } = createServices({
+    config,
+    connections,
     listener,
-    logger,
-    config.purge,
-    userStreamCaps,
-    tracer,
-    (removed, seconds) => {
-      background.purgesFinished.inc();
-      background.purgeEntries.inc(removed);
-      if (seconds !== null) background.purgeDuration.observe(seconds);
-    },
-  );
-  // The change feed's streams have a set of their own, with the same limits: per principal (as per user) and per instance.
-  const changeFeed = new MembershipChangeFeed(database.db, listener, new SubscriptionCaps(config.subscriptions), config.downstream, (lag) =>
-    background.changeFeedLag.observe(lag),
-  );
-  const receipts = new ReceiptSigner(config.receiptKey, config.env === 'production');
-  const {
-    webhooks,
-    part: webhooksPart,
-    pool: queuePool,
-  } = createWebhooks({ db: database.db, database: config.database, channel: listener, settings: config.webhooks, logger, metrics });
-  metrics.observeBacklog(async () => {
-    const [webhook, purgesRunning] = await Promise.all([webhooks.backlog(), purges.running()]);
-    return {
-      webhookPending: webhook.pending,
-      webhookOldestPendingSeconds: webhook.oldestPendingSeconds,
-      webhookDispatchLagSeconds: webhook.dispatchLagSeconds,
-      purgesRunning,
-    };
-  });
-  const memberships = new Memberships(database.db, membershipCache, (action, changed) =>
-    metrics.membershipChanges.inc({ action, result: changed ? 'changed' : 'unchanged' }),
-  );
-  const signalReads = new SignalReads(database.db);
-  // Budgets per caller, cluster-wide (src/budgets).
-  const {
-    fairShare,
-    part: fairSharePart,
-    pool: budgetPool,
-  } = createFairShare({ database: config.database, endpoint: connections.endpoint, config: config.fairShare, logger });
-  const services: Services = {
-    membership: memberships,
     membershipCache,
-    signals,
-    signalReads,
-    statusFeed,
-    purges,
-    changeFeed,
-    receipts,
-    webhooks,
+    requestScope,
     metrics,
     logger,
-    fairShare,
-  };
-  const documents = persistedDocuments(database.db, config.graphql.apqMaxDocuments);
-  const transportOptions: TransportsOptions = {
+    tracer,
+  });
+  const { signals, statusFeed, purges, changeFeed, receipts } = services;
+  const transportOptions = buildTransportOptions({
     config,
     services,
     authenticator,
     requestScope,
-    pipeline: requestPipeline({ config, services, authenticator, requestScope, tracer: tracing.enabled ? tracer : null, documents }),
-    receiptKeys: () => receipts.jwks(),
-    readiness: [
-      { name: 'database', check: () => acceptsWrites(database.db) },
-      { name: 'membershipCache', check: async () => membershipCache.inSync },
-      { name: 'authKeys', check: async () => keys.loaded },
-      { name: 'durableCommits', check: async () => durability.acceptable },
-    ],
-    readinessDetails: () => ({ durability: durability.current, build: buildInfo() }),
-  };
+    tracer: tracing.enabled ? tracer : null,
+    db: database.db,
+    ...readiness({ database, membershipCache, keys, durability }),
+  });
   const transports = createTransports(transportOptions);
   const urls = { url: '', metricsUrl: '' };
   const followsMembership = options.membershipSync !== false;
@@ -211,37 +136,8 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
       name: 'metrics export',
       ...metricsExport(config.tracing.metricsExporter, metrics.registry, instanceId, config.tracing.serviceName, logger),
     },
-    {
-      name: 'start-up checks',
-      async start() {
-        await receipts.ready();
-        await checkSessionLimits(database.db, config.database);
-        await durability.start();
-        const applied = await ensureSchema(database.db, {
-          migrateOnStart: config.database.migrateOnStart,
-          migrate: () => connections.migrate(),
-        });
-        if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-      },
-    },
-    ...(followsMembership
-      ? [
-          {
-            name: 'listener',
-            async start() {
-              await checkListenSession({
-                endpoint: connections.listenEndpoint,
-                applicationName: `community-layer listen check ${instanceId}`,
-                timeoutMs: config.listener.heartbeatTimeoutMs,
-                db: database.db,
-              });
-              await listener.start(); // the cache is loaded once it resolves
-            },
-            stop: () => listener.stop(),
-          },
-          { name: 'membership backstop', start: () => membershipCache.start(), stop: () => membershipCache.stop() },
-        ]
-      : []),
+    startUpChecks({ config, connections, receipts, durability, logger }),
+    ...(followsMembership ? listenerParts({ config, connections, listener, membershipCache, instanceId }) : []),
     { name: 'event-loop sampler', start: () => transports.startSampling(), stop: () => transports.stopSampling() },
     // In the background: an unreachable identity provider delays readiness, not the start.
     { name: 'auth keys', start: () => keys.start(), stop: () => keys.stop() },
@@ -279,7 +175,6 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
       return urls.metricsUrl;
     },
   };
-  const pools = () =>
-    poolUsage({ request: database.pool, purge: purgeDatabase.pool, 'webhook queue': queuePool, 'fair share': budgetPool });
+  const pools = () => poolUsage({ request: database.pool, purge: purgeDatabase.pool, ...capabilityPools });
   return { instance, parts, logger, pools };
 }

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedMetric, type ReceivedMetrics } from '../tooling/otlp-receiver.js';
+import type { ReceivedMetric, ReceivedMetrics } from '../tooling/otlp-json.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../tooling/otlp-receiver.js';
 import { capturedLog, freshDatabase, gql, startApp } from './support/harness.js';
 import { scrapedFamilies } from './support/scrape.js';
 

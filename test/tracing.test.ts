@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { capturedLog, eventually, freshDatabase, startApp, token } from './support/harness.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../tooling/otlp-receiver.js';
+import type { ReceivedSpan } from '../tooling/otlp-json.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../tooling/otlp-receiver.js';
 
 const SEND = `mutation Send($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId status } }`;
 const ITEM = 'traced-item-7f3a';

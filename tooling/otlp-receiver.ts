@@ -1,42 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-/** A span as OTLP/HTTP JSON carries it, attributes flattened to plain values. */
-export interface ReceivedSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  links: { traceId: string; spanId: string }[];
-  attributes: Record<string, unknown>;
-  resource: Record<string, unknown>;
-  /** 0 unset, 1 ok, 2 error (OTLP's StatusCode), with the error's description. */
-  status: { code: number; message: string };
-}
-
-/** One metric of one metrics export, as OTLP/HTTP JSON carries it, attributes flattened. */
-export interface ReceivedMetric {
-  name: string;
-  description: string;
-  kind: 'sum' | 'gauge' | 'histogram' | 'other';
-  /** Sums and histograms: 1 delta, 2 cumulative (OTLP's AggregationTemporality). */
-  temporality: number;
-  monotonic: boolean;
-  points: {
-    attributes: Record<string, unknown>;
-    /** A sum's or a gauge's value. */
-    value: number;
-    /** A histogram's: explicit bounds, a count per bucket (one more than bounds), sum and count. */
-    histogram?: { bounds: number[]; bucketCounts: number[]; sum: number; count: number };
-  }[];
-}
-
-/** One metrics export request: the resource it came from and its metrics. */
-export interface ReceivedMetrics {
-  resource: Record<string, unknown>;
-  metrics: ReceivedMetric[];
-}
+import {
+  decodeMetrics,
+  decodeSpans,
+  type OtlpMetricsRequest,
+  type OtlpSpansRequest,
+  type ReceivedMetrics,
+  type ReceivedSpan,
+} from './otlp-json.js';
 
 export interface OtlpReceiver {
   /** The base URL, as OTEL_EXPORTER_OTLP_ENDPOINT (traces arrive at /v1/traces, metrics at /v1/metrics). */
@@ -51,26 +22,6 @@ export interface OtlpReceiver {
   /** Resolves once a metrics export satisfying `match` has arrived. */
   waitForMetrics(match: (received: ReceivedMetrics) => boolean, timeoutMs?: number): Promise<ReceivedMetrics>;
   close(): Promise<void>;
-}
-
-interface OtlpValue {
-  stringValue?: string;
-  intValue?: string | number;
-  doubleValue?: number;
-  boolValue?: boolean;
-}
-type OtlpAttribute = { key: string; value: OtlpValue };
-interface OtlpRequest {
-  resourceSpans?: {
-    resource?: { attributes?: OtlpAttribute[] };
-    scopeSpans?: {
-      spans?: (Omit<ReceivedSpan, 'attributes' | 'resource' | 'links' | 'status'> & {
-        status?: { code?: number; message?: string };
-        attributes?: OtlpAttribute[];
-        links?: { traceId: string; spanId: string }[];
-      })[];
-    }[];
-  }[];
 }
 
 /**
@@ -97,7 +48,7 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promi
       const body = keep ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : undefined;
       if (signal === '/v1/traces') {
         receiver.exports++;
-        if (keep) spans.push(...decode(body as OtlpRequest));
+        if (keep) spans.push(...decodeSpans(body as OtlpSpansRequest));
       } else {
         metricExports.push(...(keep ? decodeMetrics(body as OtlpMetricsRequest) : []));
       }
@@ -126,94 +77,4 @@ export async function startOtlpReceiver(options: { keep?: boolean } = {}): Promi
   receiver.waitForMetrics = waitFor(metricExports, 'metrics export');
   receiver.close = () => new Promise((resolve) => server.close(() => resolve()));
   return receiver;
-}
-
-function decode(request: OtlpRequest): ReceivedSpan[] {
-  return (request.resourceSpans ?? []).flatMap((resourceSpans) => {
-    const resource = flatten(resourceSpans.resource?.attributes);
-    return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
-      (scope.spans ?? []).map((span) => ({
-        traceId: span.traceId,
-        spanId: span.spanId,
-        parentSpanId: span.parentSpanId ?? '',
-        name: span.name,
-        kind: span.kind,
-        links: (span.links ?? []).map(({ traceId, spanId }) => ({ traceId, spanId })),
-        attributes: flatten(span.attributes),
-        resource,
-        status: { code: span.status?.code ?? 0, message: span.status?.message ?? '' },
-      })),
-    );
-  });
-}
-
-interface OtlpNumberPoint {
-  attributes?: OtlpAttribute[];
-  asDouble?: number;
-  asInt?: string | number;
-}
-interface OtlpHistogramPoint {
-  attributes?: OtlpAttribute[];
-  count: string | number;
-  sum?: number;
-  bucketCounts?: (string | number)[];
-  explicitBounds?: number[];
-}
-interface OtlpMetricsRequest {
-  resourceMetrics?: {
-    resource?: { attributes?: OtlpAttribute[] };
-    scopeMetrics?: {
-      metrics?: {
-        name: string;
-        description?: string;
-        sum?: { dataPoints?: OtlpNumberPoint[]; aggregationTemporality?: number; isMonotonic?: boolean };
-        gauge?: { dataPoints?: OtlpNumberPoint[] };
-        histogram?: { dataPoints?: OtlpHistogramPoint[]; aggregationTemporality?: number };
-      }[];
-    }[];
-  }[];
-}
-
-function decodeMetrics(request: OtlpMetricsRequest): ReceivedMetrics[] {
-  return (request.resourceMetrics ?? []).map((resourceMetrics) => ({
-    resource: flatten(resourceMetrics.resource?.attributes),
-    metrics: (resourceMetrics.scopeMetrics ?? []).flatMap((scope) =>
-      (scope.metrics ?? []).map((metric): ReceivedMetric => {
-        const numbers = (metric.sum ?? metric.gauge)?.dataPoints ?? [];
-        const base = { name: metric.name, description: metric.description ?? '' };
-        if (metric.histogram) {
-          const points = (metric.histogram.dataPoints ?? []).map((point) => ({
-            attributes: flatten(point.attributes),
-            value: Number(point.count),
-            histogram: {
-              bounds: point.explicitBounds ?? [],
-              bucketCounts: (point.bucketCounts ?? []).map(Number),
-              sum: point.sum ?? 0,
-              count: Number(point.count),
-            },
-          }));
-          return { ...base, kind: 'histogram', temporality: metric.histogram.aggregationTemporality ?? 0, monotonic: false, points };
-        }
-        const points = numbers.map((point) => ({ attributes: flatten(point.attributes), value: point.asDouble ?? Number(point.asInt) }));
-        if (metric.sum)
-          return {
-            ...base,
-            kind: 'sum',
-            temporality: metric.sum.aggregationTemporality ?? 0,
-            monotonic: metric.sum.isMonotonic ?? false,
-            points,
-          };
-        return { ...base, kind: metric.gauge ? 'gauge' : 'other', temporality: 0, monotonic: false, points };
-      }),
-    ),
-  }));
-}
-
-function flatten(attributes: OtlpAttribute[] | undefined): Record<string, unknown> {
-  return Object.fromEntries(
-    (attributes ?? []).map(({ key, value }) => [
-      key,
-      value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.doubleValue ?? value.boolValue)),
-    ]),
-  );
 }

@@ -1,40 +1,13 @@
 import type { Case, Row } from '../case.js';
-import { startFlood, type FloodResult } from '../flood.js';
-import { ms, num } from '../format.js';
-import { cpuPerRequest, cpuRow } from './fair-share-cpu.js';
-import { openLoop, type OpenLoopSample } from '../open-loop.js';
+import { startFlood } from '../flood.js';
+import { openLoop } from '../open-loop.js';
 import { processCpuMs } from '../process-cpu.js';
 import { startRefusers } from '../refuser.js';
-import { summarize } from '../stats.js';
 import { body, createWorkload, SIGNAL } from '../workload.js';
+import { cpuPerRequest, cpuRow } from './fair-share-cpu.js';
+import { rowsFor, type Samples } from './fair-share-rows.js';
+import { ADMITTED, BUDGET, COUNTS, CPU, ENVIRONMENT, FLOOD_WARMUP_SEC, FLOOR, P99, STEADY_PER_SEC } from './fair-share-settings.js';
 
-const COUNTS = [1, 4] as const;
-const suffix = (n: number) => `${n} process${n > 1 ? 'es' : ''}`;
-const P99 = (n: number) => `22. fair share: other users' p99 with one credential flooding at 10× its budget, ${suffix(n)}`;
-const ADMITTED = (n: number) => `22. fair share: flooder admitted vs its budget, ${suffix(n)}`;
-const FLOOR = (n: number) => `22. fair share: other users' p99 with the same flood refused by bare HTTP servers (the floor), ${suffix(n)}`;
-const CPU = '22. fair share: server CPU per request, limits on vs off';
-
-/**
- * The flooder's budget: a fifth of the other users' load (STEADY_PER_SEC), as a budget should be
- * sized (docs/operations.md, "Fair share"). At 100 a second, as much as all the others together,
- * what it was allowed doubled the writes and their p99 rose 1.7–2.4× from that alone.
- */
-export const BUDGET = { capacity: 40, rate: 20 };
-const MEMBERSHIP = { changes: 60, windowSec: 60 };
-export const ENVIRONMENT = {
-  SIGNAL_QUEUE_MAX: '20000',
-  FAIR_SHARE_USER_CAPACITY: String(BUDGET.capacity),
-  FAIR_SHARE_USER_RATE: String(BUDGET.rate),
-  FAIR_SHARE_MEMBERSHIP_CHANGES: String(MEMBERSHIP.changes),
-  FAIR_SHARE_MEMBERSHIP_WINDOW_SECONDS: String(MEMBERSHIP.windowSec),
-  FAIR_SHARE_INSTANCES: '4',
-};
-/** The other users' steady load: single signals of many users, well under capacity. */
-export const STEADY_PER_SEC = 100;
-
-/** Each flood runs this long before others' latencies count: its caller's burst (a full bucket) is spent first. */
-const FLOOD_WARMUP_SEC = 1;
 /** Each quiet window is at least this long, so the flooder's bucket is full again when its next flood starts. */
 const MIN_WINDOW_SEC = BUDGET.capacity / BUDGET.rate + 0.5;
 
@@ -126,107 +99,3 @@ export const fairShare: Case = {
     return rows;
   },
 };
-
-interface Samples {
-  quiet: OpenLoopSample[];
-  flooded: OpenLoopSample[];
-  /** The steady load while the flood went to bare refusing servers instead (refuser.ts). */
-  floor: OpenLoopSample[];
-  /** Each flood's first second, while its full bucket is spent: in the details, not in the ratio. */
-  burst: OpenLoopSample[];
-  floods: FloodResult[];
-  /** From the first quiet window to the last flood's end: the membership window refills over it all. */
-  spanSec: number;
-  windowSec: number;
-  /** The servers' CPU over the quiet and the flooded windows (equal lengths): what the flood added. */
-  cpuMs: { quiet: number; flooded: number };
-}
-
-function pooled(samples: OpenLoopSample[]): OpenLoopSample {
-  const [first, ...rest] = samples as [OpenLoopSample, ...OpenLoopSample[]];
-  const all = { ...first, okMs: [...first.okMs], shedMs: [...first.shedMs] };
-  for (const one of rest) {
-    all.sent += one.sent;
-    all.okMs.push(...one.okMs);
-    all.shedMs.push(...one.shedMs);
-    all.failures += one.failures;
-    all.firstFailure ??= one.firstFailure;
-  }
-  return all;
-}
-
-function rowsFor(count: number, samples: Samples): Row[] {
-  const [quiet, flooded, floor, burst] = [pooled(samples.quiet), pooled(samples.flooded), pooled(samples.floor), pooled(samples.burst)];
-  const [calm, stormy, least] = [summarize(quiet.okMs), summarize(flooded.okMs), summarize(floor.okMs)];
-  const seconds = samples.floods.reduce((sum, flood) => sum + flood.seconds, 0);
-  const sum = (field: 'admittedPoints' | 'admittedChanges' | 'refused' | 'sent') =>
-    samples.floods.reduce((total, flood) => total + flood[field], 0);
-  // Each flood starts from a full bucket at most (the quiet window refills it), and spends what refills meanwhile.
-  const allowed = samples.floods.length * BUDGET.capacity + BUDGET.rate * seconds;
-  const changesAllowed = MEMBERSHIP.changes + (MEMBERSHIP.changes / MEMBERSHIP.windowSec) * samples.spanSec;
-  const latencyRatio = stormy.p99 / calm.p99;
-  const floorRatio = least.p99 / calm.p99;
-  const admittedRatio = sum('admittedPoints') / allowed;
-  const others = (sample: OpenLoopSample) => ({
-    sent: sample.sent,
-    ok: sample.okMs.length,
-    shed: sample.shedMs.length,
-    failures: sample.failures,
-    firstFailure: sample.firstFailure,
-  });
-  return [
-    {
-      case: P99(count),
-      figure: `p99 ${ms(stormy.p99)} (p50 ${ms(stormy.p50)}), ${num(flooded.okMs.length)} of ${num(flooded.sent)} answered`,
-      ceiling: `no flood p99 ${ms(calm.p99)} (p50 ${ms(calm.p50)}), ${samples.quiet.length} rounds each`,
-      ratio: latencyRatio,
-      target: '≤ 1.5',
-      met: latencyRatio <= 1.5 && flooded.failures === 0,
-      details: {
-        serverCpu: floodCpu(samples),
-        floorRatio,
-        quiet: others(quiet),
-        flooded: others(flooded),
-        burst: { ...others(burst), p99Ms: summarize(burst.okMs).p99 },
-        steadyPerSec: STEADY_PER_SEC,
-        floodWarmupSec: FLOOD_WARMUP_SEC,
-      },
-    },
-    {
-      case: FLOOR(count),
-      figure: `p99 ${ms(least.p99)} (p50 ${ms(least.p50)}), ${num(floor.okMs.length)} of ${num(floor.sent)} answered`,
-      ceiling: `no flood p99 ${ms(calm.p99)} (p50 ${ms(calm.p50)}); with the service refusing it ${ms(stormy.p99)}`,
-      ratio: floorRatio,
-      target: '—',
-      met: null,
-      details: { floor: others(floor), againstFloor: stormy.p99 / least.p99 },
-    },
-    {
-      case: ADMITTED(count),
-      figure: `${num(sum('admittedPoints'))} points in ${num(seconds, 1)} s (${num(sum('refused'))} of ${num(sum('sent'))} requests refused 429); ${num(sum('admittedChanges'))} membership changes`,
-      ceiling: `budget ${num(allowed)} points (${BUDGET.capacity} per flood + ${BUDGET.rate}/s); ${num(changesAllowed)} changes`,
-      ratio: admittedRatio,
-      target: '≤ 1.2',
-      met: admittedRatio <= 1.2 && sum('admittedChanges') <= 1.2 * changesAllowed,
-      details: { floods: samples.floods, budget: BUDGET, membership: MEMBERSHIP, offeredPointsPerSec: 10 * BUDGET.rate },
-    },
-  ];
-}
-
-/** The servers' CPU the flood added, per request it sent, beside the CPU per steady request (the flood's rate assumed even). */
-function floodCpu(samples: Samples) {
-  const floodSec = samples.floods.reduce((sum, flood) => sum + flood.seconds, 0);
-  const floodRequests =
-    (samples.floods.reduce((sum, flood) => sum + flood.sent, 0) * (samples.flooded.length * samples.windowSec)) / floodSec;
-  return {
-    ...samples.cpuMs,
-    perFloodRequestMs: (samples.cpuMs.flooded - samples.cpuMs.quiet) / floodRequests,
-    // The probe's back-to-back status reads are requests too.
-    perSteadyRequestMs:
-      samples.cpuMs.quiet /
-      Math.max(
-        1,
-        samples.quiet.reduce((sum, one) => sum + one.okMs.length + one.probeMs.length, 0),
-      ),
-  };
-}

@@ -5,7 +5,7 @@ import { openLoop, type OpenLoopSample } from '../open-loop.js';
 import { startRefusers } from '../refuser.js';
 import { summarize } from '../stats.js';
 import { body, createWorkload, SIGNAL } from '../workload.js';
-import { ENVIRONMENT, STEADY_PER_SEC } from './fair-share.js';
+import { ENVIRONMENT, STEADY_PER_SEC } from './fair-share-settings.js';
 
 const LABEL = "24. fair share: others' p99 beside a flood refused whole by the service vs by a bare HTTP server";
 /** Requests a second the flood asks for: a hundred times the flooder's budget (20 points a second). */

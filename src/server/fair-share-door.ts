@@ -5,7 +5,7 @@ import type { Refusal } from '../budgets/budget-entry.js';
 import type { Principal } from '../budgets/principal.js';
 import type { AppConfig } from '../config/config.js';
 import type { Metrics } from '../observability/metrics.js';
-import { rateLimitHeaders } from './fair-share.js';
+import { rateLimitHeaders } from './budget-report.js';
 import type { Principals } from './fair-share-principals.js';
 import { receiveBody, withBody } from './received-body.js';
 import type { RequestRecord } from './request-observer.js';

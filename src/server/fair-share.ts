@@ -4,10 +4,11 @@ import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { GraphQLContext, RateLimitNote, Services } from '../api/context.js';
-import type { BucketState, Decision, Refusal } from '../budgets/fair-share.js';
+import type { Decision, Refusal } from '../budgets/fair-share.js';
 import { membershipChangesOf, type BudgetClass } from '../budgets/principal.js';
 import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
+import { ADD_COST_EXTENSION, costExtension, type ExecuteHooks, setRateLimitHeaders } from './budget-report.js';
 import { membershipChanges, operationCharge } from './fair-share-charge.js';
 import type { Principals } from './fair-share-principals.js';
 import { LeaveLine } from './leave-line.js';
@@ -20,8 +21,6 @@ const MIN_PAUSE_MS = 20;
 
 /** A charge settled: null (admitted), the refusal, or a leave's `done` once it has waited its turn. */
 type Charged = ExecutionResult | (() => void) | null;
-
-type ExecuteHooks = Exclude<ReturnType<NonNullable<Plugin<Context>['onExecute']>>, void | Promise<unknown>>;
 
 /**
  * Fair share at the GraphQL layer: every operation (a subscription when it opens) spends its
@@ -167,36 +166,5 @@ export function useFairShare(
       if (note) return setRateLimitHeaders(response, note);
       return unchargedNote(request, serverContext).then((uncharged) => setRateLimitHeaders(response, uncharged));
     },
-  };
-}
-
-/** One object for every operation: no closure per request. */
-const ADD_COST_EXTENSION: ExecuteHooks = {
-  onExecuteDone({ args, result, setResult }) {
-    const note = args.contextValue.rateLimit;
-    if (!note || Symbol.asyncIterator in result) return;
-    const cost = costExtension(note);
-    setResult({ ...result, extensions: result.extensions ? { ...result.extensions, cost } : { cost } });
-  },
-};
-
-function setRateLimitHeaders(response: Response, note: Pick<RateLimitNote, 'principalClass' | 'state'>): void {
-  const headers = rateLimitHeaders(note.principalClass, note.state);
-  response.headers.set('ratelimit-policy', headers['ratelimit-policy']);
-  response.headers.set('ratelimit', headers.ratelimit);
-}
-
-/** Shopify's shape: what was asked, what was spent, and the bucket after. */
-function costExtension(note: RateLimitNote) {
-  return { requestedQueryCost: note.cost, actualQueryCost: note.admitted ? note.cost : 0, throttleStatus: note.state };
-}
-
-/** The IETF httpapi draft's fields: the policy (quota, and the seconds it takes to refill) and what is left now. */
-export function rateLimitHeaders(policy: string, state: BucketState): { 'ratelimit-policy': string; ratelimit: string } {
-  const window = Math.max(1, Math.ceil(state.maximumAvailable / state.restoreRate));
-  const untilFull = Math.ceil((state.maximumAvailable - state.currentlyAvailable) / state.restoreRate);
-  return {
-    'ratelimit-policy': `"${policy}";q=${state.maximumAvailable};w=${window}`,
-    ratelimit: `"${policy}";r=${state.currentlyAvailable};t=${untilFull}`,
   };
 }

@@ -2,14 +2,13 @@ import { existsSync } from 'node:fs';
 import { rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
-import { binary, placeBinaries, shippedBinaries, type Binaries } from './embedded/binaries.js';
+import { placeBinaries, shippedBinaries, type Binaries } from './embedded/binaries.js';
 import { clusterFolder } from './embedded/cluster-folder.js';
 import { SUPERUSER, initCluster, newPassword, readPassword, savePassword } from './embedded/cluster.js';
-import { ProgramFailed, startPostgres, type PostgresServer } from './embedded/postgres-process.js';
 import { postgresUser, sharedFolder, type SystemUser } from './embedded/postgres-user.js';
-import { OWNER_SETTING, announceStopping, settleLeftover, stoppedAnnouncement } from './embedded/leftover.js';
+import { announceStopping, settleLeftover, stoppedAnnouncement } from './embedded/leftover.js';
+import { startOnFreePort, startOnPort } from './embedded/server-start.js';
 import { EmbeddedStartError, USE_OWN_DATABASE, reason } from './embedded/start-error.js';
-import { freePort } from '../../src/util/free-port.js';
 
 export { EmbeddedStartError } from './embedded/start-error.js';
 
@@ -86,11 +85,7 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
     binaries: binaries.root,
     pause: () => server.stop(),
     resume: async () => {
-      server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], {
-        user,
-        cwd: pgdata,
-        log: options.log,
-      });
+      server = await startOnPort(binaries, pgdata, port, user, options.log);
     },
     stopping: () => announceStopping(pgdata),
     stop: async () => {
@@ -102,56 +97,6 @@ async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
       if (link) await unlink(link).catch(() => undefined);
     },
   };
-}
-
-const FLAGS = [
-  // Who started it: a later start tells a postmaster left by a killed one (embedded/leftover.ts).
-  '-c',
-  `${OWNER_SETTING}=${process.pid}`,
-  '-c',
-  'listen_addresses=127.0.0.1',
-  '-c',
-  'unix_socket_directories=',
-  // Readiness is read from the log, so its language is fixed.
-  '-c',
-  'lc_messages=C',
-];
-
-/** The port is free when picked but may be taken before PostgreSQL binds it: then another try. */
-async function startOnFreePort(
-  binaries: Binaries,
-  pgdata: string,
-  user: SystemUser | null,
-  log: (message: string) => void,
-  signal?: AbortSignal,
-  notice: (message: string) => void = log,
-): Promise<{ server: PostgresServer; port: number }> {
-  for (let attempt = 1; ; attempt++) {
-    signal?.throwIfAborted();
-    const port = await freePort();
-    try {
-      const server = await startPostgres(binary(binaries, 'postgres'), ['-D', pgdata, '-p', String(port), ...FLAGS], {
-        user,
-        cwd: pgdata,
-        log,
-      });
-      return { server, port };
-    } catch (error) {
-      if (error instanceof ProgramFailed && /Address already in use/.test(error.message) && attempt < 3) continue;
-      // Another start got there first (e.g. one still stopping): waited for, or refused, there.
-      if (error instanceof ProgramFailed && /postmaster\.pid/.test(error.message) && attempt < 3) {
-        await settleLeftover(pgdata, notice, signal);
-        continue;
-      }
-      throw new EmbeddedStartError(
-        `PostgreSQL did not start on the data folder ${pgdata}`,
-        reason(error),
-        /postmaster\.pid/.test(reason(error))
-          ? `Another PostgreSQL is probably running on that folder (an earlier start that was killed): stop it, or set EMBEDDED_PG_DIR to another folder. ${USE_OWN_DATABASE}`
-          : `Fix the cause above, or remove ${pgdata} to start with a new, empty cluster. ${USE_OWN_DATABASE}`,
-      );
-    }
-  }
 }
 
 /** The existing cluster's password, or a new cluster's; a cluster another start just made is used. */

@@ -1,0 +1,33 @@
+import type { Logger } from 'pino';
+import type { ReceiptSigner } from '../auth/receipt-signer.js';
+import type { AppConfig } from '../config/config.js';
+import type { DurabilityMonitor } from '../db/durability-monitor.js';
+import type { InstanceDatabase } from '../db/instance-database.js';
+import { ensureSchema } from '../db/migrations/schema-version.js';
+import { checkSessionLimits } from '../db/session-limits.js';
+import type { Part } from '../util/lifecycle.js';
+
+export interface StartUpChecksOptions {
+  config: AppConfig;
+  connections: InstanceDatabase;
+  receipts: ReceiptSigner;
+  durability: DurabilityMonitor;
+  logger: Logger;
+}
+
+/** The part that checks what a start depends on before anything listens: the receipt key, the session limits, durable commits, the schema (migrated when MIGRATE_ON_START). */
+export function startUpChecks({ config, connections, receipts, durability, logger }: StartUpChecksOptions): Part {
+  return {
+    name: 'start-up checks',
+    async start() {
+      await receipts.ready();
+      await checkSessionLimits(connections.database.db, config.database);
+      await durability.start();
+      const applied = await ensureSchema(connections.database.db, {
+        migrateOnStart: config.database.migrateOnStart,
+        migrate: () => connections.migrate(),
+      });
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    },
+  };
+}
