@@ -121,9 +121,12 @@ describe('what a receiver asks for', () => {
       [503, () => new Date(Math.ceil(Date.now() / 1000) * 1000 + 2000).toUTCString()],
       [429, () => '3600'], // an hour: bounded by WEBHOOK_BACKOFF_MAX_MS (4 s) here
     ];
-    const hook = await receiver((_req, res, nth) => {
+    // Counted: this leave's deliveries only (a change of an earlier test dispatched late, on a loaded
+    // machine, to every endpoint, is answered 204 and left out).
+    const hook = await receiver((_req, res, _nth, body) => {
+      if (!body.includes('"userId":"9400"')) return void res.writeHead(204).end();
       arrivals.push(Date.now());
-      const answer = answers[nth - 1];
+      const answer = answers[arrivals.length - 1];
       if (answer === undefined) return void res.writeHead(204).end();
       const retryAfter = answer[1]();
       notBefore.push(/^\d+$/.test(retryAfter) ? Date.now() + Number(retryAfter) * 1000 : Date.parse(retryAfter));
@@ -131,15 +134,18 @@ describe('what a receiver asks for', () => {
     });
     const id = await register(app, hook.url);
     await leave(app, 9400);
+    // This leave's delivery: past the three refusals, delivered, its attempts the arrivals counted here
+    // (another change's delivery to this endpoint made one attempt).
     const delivered = async () =>
-      (await gql<{ webhookDeliveries: Record<string, any>[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries[0];
-    await eventually(async () => (await delivered())?.status === 'DELIVERED', 60_000);
-    // Four attempts, or more when a loaded machine let an attempt's answer arrive past the sender's
-    // deadline (delivered again, at least once); every refusal's retry waited for its Retry-After.
+      (await gql<{ webhookDeliveries: Record<string, any>[] }>(app, DELIVERIES, { id })).data!.webhookDeliveries.find(
+        (delivery) => arrivals.length >= 4 && delivery.status === 'DELIVERED' && delivery.attempts === arrivals.length,
+      );
+    await eventually(async () => (await delivered()) !== undefined, 60_000);
+    // Four attempts, or more when a loaded machine let an answer arrive past the sender's deadline
+    // (delivered again, at least once); every refusal's retry waited for its Retry-After.
     expect(arrivals.length).toBeGreaterThanOrEqual(4);
     expect(arrivals[1]).toBeGreaterThanOrEqual(notBefore[0]!);
     expect(arrivals[2]).toBeGreaterThanOrEqual(notBefore[1]!);
-    expect(await delivered()).toMatchObject({ status: 'DELIVERED', attempts: arrivals.length });
     await hook.close();
   });
 });

@@ -11,25 +11,28 @@ export interface Receiver {
 }
 
 /**
- * `respond` answers a request (after its body), or returns 'hold' to keep it open; `onClosed` hears
+ * `respond` answers a request (given its body), or returns 'hold' to keep it open; `onClosed` hears
  * when the sender closed a held request (its timeout, or a cut). Closing the receiver ends the rest.
  */
 export async function receiver(
-  respond: (req: http.IncomingMessage, res: http.ServerResponse, nth: number) => 'hold' | void,
+  respond: (req: http.IncomingMessage, res: http.ServerResponse, nth: number, body: string) => 'hold' | void,
   onClosed?: () => void,
 ): Promise<Receiver> {
   const held = new Set<http.ServerResponse>();
   let closing = false;
   const server = http.createServer((req, res) => {
     const nth = ++self.requests;
-    req.resume().on('end', () => {
-      if (respond(req, res, nth) !== 'hold') return;
-      held.add(res);
-      res.on('close', () => {
-        held.delete(res);
-        if (!closing) onClosed?.();
+    const chunks: Buffer[] = [];
+    req
+      .on('data', (chunk: Buffer) => chunks.push(chunk))
+      .on('end', () => {
+        if (respond(req, res, nth, Buffer.concat(chunks).toString()) !== 'hold') return;
+        held.add(res);
+        res.on('close', () => {
+          held.delete(res);
+          if (!closing) onClosed?.();
+        });
       });
-    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const self: Receiver = {
