@@ -324,6 +324,7 @@ UNION ALL
 CREATE OR REPLACE FUNCTION public.community_membership_guard()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN
@@ -358,6 +359,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.community_membership_notify()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF TG_OP = 'DELETE' THEN
@@ -374,6 +376,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.community_membership_purge_guard()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF OLD.status = 'LEFT' AND (TG_OP = 'DELETE' OR NEW.status <> 'LEFT')
@@ -388,6 +391,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.community_membership_stamp()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   NEW.version := membership_next_version();
@@ -399,6 +403,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.community_purge_notify()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   PERFORM pg_notify('community_purge', concat_ws(',', NEW.id, NEW.user_id, NEW.status, NEW.removed_so_far));
@@ -410,6 +415,7 @@ CREATE OR REPLACE FUNCTION public.community_user_bucket(p_user u64)
  RETURNS integer
  LANGUAGE sql
  IMMUTABLE
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
   SELECT (community_user_key(p_user) & 63)::int4
 $function$;
@@ -418,6 +424,7 @@ CREATE OR REPLACE FUNCTION public.community_user_key(p_user u64)
  RETURNS bigint
  LANGUAGE sql
  IMMUTABLE
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
   SELECT (p_user - 9223372036854775808)::int8
 $function$;
@@ -425,6 +432,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.fair_share_lease(p_keys text[], p_settle double precision[], p_want double precision[], p_capacity double precision[], p_rate double precision[])
  RETURNS TABLE(bucket text, granted double precision, available double precision)
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   r record;
@@ -449,6 +457,8 @@ $function$;
 CREATE OR REPLACE FUNCTION public.ingest_signals(p_user_ids text[], p_item_ids text[], p_kinds signal_kind[], p_weights bigint[], p_occurred_at timestamp with time zone[], p_surfaces text[], p_gate_open boolean[], p_cohort_ords integer[], p_cohort_ids text[], p_event_ids text[])
  RETURNS TABLE(r_signal_id bigint, r_forwarded boolean, r_cohorts_attributed integer, r_duplicate boolean)
  LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   v_now bigint;
@@ -560,6 +570,8 @@ $function$;
 CREATE OR REPLACE FUNCTION public.leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status, OUT left_at_ns bigint, OUT version bigint)
  RETURNS record
  LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   m community_membership;
@@ -590,6 +602,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.leave_episode_guard()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
@@ -612,6 +625,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.lock_community_buckets(p_buckets integer[], p_shared boolean)
  RETURNS void
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   v_bucket int4;
@@ -629,6 +643,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.membership_event_from_membership()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF NEW.status = 'LEFT' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'LEFT') THEN
@@ -645,6 +660,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.membership_event_from_purge()
  RETURNS trigger
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
@@ -662,6 +678,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.membership_next_version()
  RETURNS bigint
  LANGUAGE sql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
   UPDATE membership_clock SET version = version + 1 RETURNING version
 $function$;
@@ -669,6 +686,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.now_ns()
  RETURNS bigint
  LANGUAGE sql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
   SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint * 1000
 $function$;
@@ -676,6 +694,8 @@ $function$;
 CREATE OR REPLACE FUNCTION public.rejoin_community_layer(p_user u64, OUT changed boolean, OUT status membership_status, OUT left_at_ns bigint, OUT version bigint)
  RETURNS record
  LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   m community_membership;
@@ -705,6 +725,8 @@ $function$;
 CREATE OR REPLACE FUNCTION public.request_community_purge(p_user u64, OUT purge_id bigint, OUT created boolean)
  RETURNS record
  LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   m community_membership;
@@ -739,6 +761,7 @@ $function$;
 CREATE OR REPLACE FUNCTION public.require_read_committed()
  RETURNS void
  LANGUAGE plpgsql
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 BEGIN
   IF current_setting('transaction_isolation') <> 'read committed' THEN
@@ -750,6 +773,8 @@ $function$;
 CREATE OR REPLACE FUNCTION public.run_community_purge_chunk(p_limit integer, OUT purge_id bigint, OUT user_id u64, OUT finished boolean, OUT removed_so_far bigint)
  RETURNS record
  LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
 DECLARE
   p community_purge;
@@ -824,6 +849,7 @@ CREATE OR REPLACE FUNCTION public.verify_community_aggregates(p_item text)
  RETURNS TABLE(target text, item_id text, ledger_count bigint, aggregate_count numeric, ledger_weight numeric, aggregate_weight numeric)
  LANGUAGE sql
  STABLE
+ SET search_path TO 'public', 'pg_temp'
 AS $function$
   WITH ledger AS (
     SELECT coalesce(c.cohort_id, '') AS target, c.item_id, count(*) AS n, sum(c.weight_micros) AS w

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/config.js';
 import type { DurabilityMonitor } from '../db/durability-monitor.js';
 import type { InstanceDatabase } from '../db/instance-database.js';
 import { ensureSchema } from '../db/migrations/schema-version.js';
+import { refuseMissingPrivileges } from '../db/roles/check.js';
 import { checkSessionLimits } from '../db/session-limits.js';
 import type { Part } from '../util/lifecycle.js';
 
@@ -15,7 +16,7 @@ export interface StartUpChecksOptions {
   logger: Logger;
 }
 
-/** The part that checks what a start depends on before anything listens: the receipt key, the session limits, durable commits, the schema (migrated when MIGRATE_ON_START). */
+/** The part that checks what a start depends on before anything listens: the receipt key, the session limits, durable commits, the role's privileges, the schema (migrated when MIGRATE_ON_START). */
 export function startUpChecks({ config, connections, receipts, durability, logger }: StartUpChecksOptions): Part {
   return {
     name: 'start-up checks',
@@ -23,6 +24,7 @@ export function startUpChecks({ config, connections, receipts, durability, logge
       await receipts.ready();
       await checkSessionLimits(connections.database.db, config.database);
       await durability.start();
+      await refuseMissingPrivileges(connections.database.db);
       const applied = await ensureSchema(connections.database.db, {
         migrateOnStart: config.database.migrateOnStart,
         migrate: () => connections.migrate(),

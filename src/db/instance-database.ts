@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import { connectDatabase, type DatabaseHandle } from './database.js';
 import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
-import { migrateToLatest } from './migrations/migrate.js';
+import { migrateEverything } from './migrations/migrate.js';
 
 /** Every connection an instance opens, all following the same primary (one endpoint per URL). */
 export interface InstanceDatabase {
@@ -47,9 +47,9 @@ export function openInstanceDatabase(
      * session and the lock would leak. Migrations therefore use a session on the listen URL.
      */
     migrate: async () => {
-      const session = connectDatabase({ url: config.listenUrl, endpoint: listenEndpoint, poolMax: 1, logger });
+      const session = connectDatabase({ url: config.listenUrl, endpoint: listenEndpoint, poolMax: 2, logger });
       try {
-        return await migrateToLatest(session.db);
+        return await migrateEverything(session, logger);
       } finally {
         await session.close();
       }

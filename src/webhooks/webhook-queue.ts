@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
-import { Logger as WorkerLogger, run, runMigrations, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
+import { run, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Channel } from '../db/listen/channel-listener.js';
 import type { Database } from '../db/schema.js';
+import { workerLogger } from '../db/worker-logger.js';
 import type { Part } from '../util/lifecycle.js';
 import { attemptDeliveries, type AttemptContext, type DeliveryPolicy } from './delivery-attempt.js';
 import type { DestinationPolicy } from './destination-policy.js';
@@ -13,9 +14,6 @@ import { DELIVER_TASK, enqueueDeliveries, PROBATION_FLAG } from './queue.store.j
 import { newAgents } from './send-delivery.js';
 import { SlowLane } from './slow-lane.js';
 import { WorkerLiveness } from './worker-liveness.js';
-
-/** Serializes graphile-worker's schema install: instances starting at once on a new database race on CREATE SCHEMA. */
-const INSTALL_LOCK = 1129073005;
 
 export interface WebhookQueueOptions extends DeliveryPolicy {
   /**
@@ -67,14 +65,13 @@ export class WebhookQueue {
   }
 
   /**
-   * Its parts in start order: graphile-worker's schema (on every instance: one with delivery off
-   * still queues replays), then, with delivery on, the liveness locks, the worker and the dispatcher.
+   * Its parts in start order, with delivery on: the liveness locks, the worker and the dispatcher.
+   * graphile-worker's schema is installed by `migrate` (src/db/migrations/worker-schema.ts), as the
+   * owner: an instance needs no CREATE.
    */
   parts(): Part[] {
-    const schema: Part = { name: 'queue schema', start: () => this.installQueueSchema() };
-    if (this.options.delivery === 'off') return [schema];
+    if (this.options.delivery === 'off') return [];
     return [
-      schema,
       { name: 'worker liveness', start: () => this.liveness.start(), stop: () => this.liveness.stop() },
       { name: 'worker', start: () => this.startWorker(), stop: () => this.runner?.stop() },
       { name: 'dispatcher', start: () => this.dispatcher.start(), stop: () => this.dispatcher.stop() },
@@ -114,28 +111,9 @@ export class WebhookQueue {
       events,
     });
   }
-
-  private async installQueueSchema(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('SELECT pg_advisory_lock($1)', [INSTALL_LOCK]);
-      await runMigrations({ pgPool: this.pool, noPreparedStatements: true, logger: workerLogger(this.options.logger) });
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [INSTALL_LOCK]).catch(() => undefined);
-      client.release();
-    }
-  }
 }
 
 /** A job's deliveries: an array of ids; `{ deliveryId }` from jobs queued before jobs carried several. */
 function deliveryIds(payload: unknown): string[] {
   return Array.isArray(payload) ? payload.map(String) : [String((payload as { deliveryId: string }).deliveryId)];
-}
-
-function workerLogger(logger: Logger): WorkerLogger {
-  const child = logger.child({ component: 'graphile-worker' });
-  return new WorkerLogger(() => (level, message, meta) => {
-    const method = level === 'error' ? 'error' : level === 'warning' ? 'warn' : level === 'info' ? 'debug' : 'trace';
-    child[method](meta ?? {}, message);
-  });
 }

@@ -36,6 +36,11 @@ export const database = group(
       '`true`: an instance applies pending migrations at start (over `DATABASE_LISTEN_URL`); `false`: it refuses to start on a schema behind its own (run `migrate` first). Either way it refuses a newer schema',
       'on unless production',
     ),
+    appRole: setting(
+      'DATABASE_APP_ROLE',
+      optional(z.string().min(1)),
+      '`migrate` grants this role exactly what the running service needs (as `--grant-to`; docs/operations.md, "Roles and grants"); unset: no grants',
+    ),
     poolMax: setting(
       'DB_POOL_MAX',
       count(2, 200).default(10),

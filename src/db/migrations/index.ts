@@ -21,6 +21,7 @@ import * as fairShare from './0019_fair_share.js';
 import * as ingestPlainInsert from './0020_ingest_plain_insert.js';
 import * as webhookProbation from './0021_webhook_probation.js';
 import * as ingestOneStatement from './0022_ingest_one_statement.js';
+import * as fixedSearchPath from './0023_fixed_search_path.js';
 
 /** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0020_ingest_plain_insert': ingestPlainInsert,
   '0021_webhook_probation': webhookProbation,
   '0022_ingest_one_statement': ingestOneStatement,
+  '0023_fixed_search_path': fixedSearchPath,
 };

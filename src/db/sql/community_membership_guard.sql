@@ -1,4 +1,4 @@
--- version: 1
+-- version: 2
 -- Direct writes to community_membership would skip what leave_community_layer and
 -- rejoin_community_layer do together: the user's lock, the boundary fenced above their newest
 -- forwarded signal, and the leave history. While writing, those functions name their user in the
@@ -10,7 +10,9 @@
 --
 -- A guard against mistakes, not a security boundary: whoever may write the table may also set that
 -- setting, or disable the trigger as its owner (README, "Writing membership by SQL").
-CREATE OR REPLACE FUNCTION community_membership_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION community_membership_guard() RETURNS trigger LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
 BEGIN
   IF TG_OP = 'TRUNCATE' THEN
     RAISE EXCEPTION 'TRUNCATE community_membership is refused: call rejoin_community_layer(user_id) for each user to make ACTIVE'

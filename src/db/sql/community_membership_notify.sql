@@ -1,9 +1,11 @@
--- version: 1
+-- version: 2
 -- Every writer is seen by every cache: this service, a migration, an operator in psql.
 -- Channel and payload are decoded by src/membership/membership-notification.ts (keep them in step):
 -- channel community_membership, payload version,user_id,status,sent_at_us (about 60 bytes; the
 -- limit is 8000). A delete reads as ACTIVE, with a fresh version.
-CREATE OR REPLACE FUNCTION community_membership_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION community_membership_notify() RETURNS trigger LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
 BEGIN
   IF TG_OP = 'DELETE' THEN
     PERFORM pg_notify('community_membership', concat_ws(',', membership_next_version(), OLD.user_id,

@@ -1,6 +1,8 @@
--- version: 1
+-- version: 2
 -- Stamps every inserted or updated membership row with the next version, whoever writes it.
-CREATE OR REPLACE FUNCTION community_membership_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION community_membership_stamp() RETURNS trigger LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
 BEGIN
   NEW.version := membership_next_version();
   NEW.updated_at := now();

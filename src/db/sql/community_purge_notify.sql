@@ -1,10 +1,12 @@
--- version: 1
+-- version: 2
 -- Every instance's communityPurgeProgress streams hear of a purge's progress, whoever ran the
 -- chunk (any instance's worker, an operator in psql). Channel and payload are decoded by
 -- src/purge/purge-notification.ts (keep them in step): channel community_purge, payload
 -- purge_id,user_id,status,removed_so_far (under 100 bytes; the limit is 8000). One per request
 -- and per chunk: purges are rare and never on the signal hot path.
-CREATE OR REPLACE FUNCTION community_purge_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION community_purge_notify() RETURNS trigger LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
 BEGIN
   PERFORM pg_notify('community_purge', concat_ws(',', NEW.id, NEW.user_id, NEW.status, NEW.removed_so_far));
   RETURN NULL;

@@ -1,4 +1,4 @@
--- version: 1
+-- version: 2
 -- Leases slices of principals' budgets to one instance (src/budgets/lease.store.ts). Each key is a
 -- token bucket (capacity, rate per second) refilled on the database clock, so every instance sees
 -- one budget. `settle` is what the instance spent beyond its leases since it last asked (it is
@@ -7,7 +7,9 @@
 -- left. Keys are locked in order so two instances asking at once cannot deadlock.
 CREATE OR REPLACE FUNCTION fair_share_lease(p_keys text[], p_settle float8[], p_want float8[], p_capacity float8[], p_rate float8[])
 RETURNS TABLE (bucket text, granted float8, available float8)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
 DECLARE
   r record;
   v_now timestamptz := clock_timestamp();

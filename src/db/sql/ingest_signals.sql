@@ -1,4 +1,4 @@
--- version: 7
+-- version: 8
 -- Stores a whole group of signals in one statement and fans out the forwardable ones.
 --
 -- p_gate_open[i] is the in-memory gate's answer (false: the cache knows the user LEFT, so no lock
@@ -38,7 +38,9 @@ CREATE OR REPLACE FUNCTION ingest_signals(
   p_occurred_at timestamptz[], p_surfaces text[], p_gate_open boolean[],
   p_cohort_ords int[], p_cohort_ids text[], p_event_ids text[]
 ) RETURNS TABLE (r_signal_id bigint, r_forwarded boolean, r_cohorts_attributed int, r_duplicate boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 DECLARE
   v_now bigint;
   v_shard int2 := (pg_backend_pid() % 32)::int2;
@@ -145,3 +147,6 @@ BEGIN
   END IF;
 END
 $$;
+
+-- Runs as its owner (the migrating role): only granted roles may call it (src/db/roles/).
+REVOKE EXECUTE ON FUNCTION ingest_signals(text[], text[], signal_kind[], bigint[], timestamptz[], text[], boolean[], int[], text[], text[]) FROM PUBLIC;

@@ -1,4 +1,4 @@
--- version: 3
+-- version: 4
 -- Leaves the community layer: status LEFT, the boundary stamped after the user's lock is held
 -- exclusively, and a new history episode. Returns the resulting state and whether this call
 -- changed it; leaving twice never moves the boundary.
@@ -11,7 +11,9 @@
 -- community.membership_writer, cleared again before returning.
 CREATE OR REPLACE FUNCTION leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
   OUT left_at_ns bigint, OUT version bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 DECLARE
   m community_membership;
   v_left_at bigint;
@@ -37,3 +39,6 @@ BEGIN
   version := m.version;
 END
 $$;
+
+-- Runs as its owner (the migrating role): only granted roles may call it (src/db/roles/).
+REVOKE EXECUTE ON FUNCTION leave_community_layer(u64) FROM PUBLIC;

@@ -1,9 +1,11 @@
--- version: 1
+-- version: 2
 -- leave_episode is the leave history: the windows a purge needs to find a user's contributions
 -- before each boundary. Only leave_community_layer and rejoin_community_layer write it (they name
 -- their user in community.membership_writer, see community_membership_guard.sql); direct inserts,
 -- updates, deletes and truncates are refused. It outlives an erased membership row on purpose.
-CREATE OR REPLACE FUNCTION leave_episode_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION leave_episode_guard() RETURNS trigger LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
 BEGIN
   IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
     RAISE EXCEPTION '% on leave_episode is refused: it is the leave history a purge needs, written only by leave_community_layer(user_id) and rejoin_community_layer(user_id)', TG_OP

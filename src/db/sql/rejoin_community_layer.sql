@@ -1,10 +1,12 @@
--- version: 3
+-- version: 4
 -- Rejoins: status ACTIVE, the open episode closed with rejoined_at_ns (never at or below the
 -- boundary). A user who never left is ACTIVE by default: nothing to change, no row to create.
 -- Its writes name the user in community.membership_writer (community_membership_guard.sql).
 CREATE OR REPLACE FUNCTION rejoin_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
   OUT left_at_ns bigint, OUT version bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 DECLARE
   m community_membership;
   v_rejoined_at bigint;
@@ -29,3 +31,6 @@ BEGIN
   version := m.version;
 END
 $$;
+
+-- Runs as its owner (the migrating role): only granted roles may call it (src/db/roles/).
+REVOKE EXECUTE ON FUNCTION rejoin_community_layer(u64) FROM PUBLIC;

@@ -1,4 +1,4 @@
--- version: 2
+-- version: 3
 -- Requests the purge of a user's contributions below their current boundary and returns its receipt.
 --
 -- Only while LEFT (SQLSTATE CLP01 otherwise): nothing of the user can be forwarded then, so the set
@@ -12,7 +12,9 @@
 -- (everything below it is already out of the `contribution` view), and a purge finished here holds
 -- its own boundary as its watermark, as run_community_purge_chunk leaves a finished one.
 CREATE OR REPLACE FUNCTION request_community_purge(p_user u64, OUT purge_id bigint, OUT created boolean)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 DECLARE
   m community_membership;
   v_from bigint;
@@ -42,3 +44,6 @@ BEGIN
   RETURNING id INTO purge_id;
 END
 $$;
+
+-- Runs as its owner (the migrating role): only granted roles may call it (src/db/roles/).
+REVOKE EXECUTE ON FUNCTION request_community_purge(u64) FROM PUBLIC;

@@ -1,4 +1,4 @@
--- version: 3
+-- version: 4
 -- One chunk of one running purge, all in the caller's single transaction: claims the oldest
 -- running purge no other worker holds (FOR UPDATE SKIP LOCKED), takes the next p_limit forwarded
 -- signals of its user below its boundary after the cursor, deletes their cohort entries, subtracts
@@ -18,7 +18,9 @@
 -- Returns nothing when no purge is waiting.
 CREATE OR REPLACE FUNCTION run_community_purge_chunk(p_limit int,
   OUT purge_id bigint, OUT user_id u64, OUT finished boolean, OUT removed_so_far bigint)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$
 DECLARE
   p community_purge;
   v_shard int2 := (32 + pg_backend_pid() % 32)::int2;
@@ -87,3 +89,6 @@ BEGIN
    RETURNING c.id, c.user_id, c.removed_so_far INTO purge_id, user_id, removed_so_far;
 END
 $$;
+
+-- Runs as its owner (the migrating role): only granted roles may call it (src/db/roles/).
+REVOKE EXECUTE ON FUNCTION run_community_purge_chunk(int) FROM PUBLIC;

@@ -1,10 +1,12 @@
--- version: 1
+-- version: 2
 -- Recomputes aggregates from the contributions ledger (all targets, or one item's) and returns
 -- every (target, item) whose summed shards differ from it; target '' is the community aggregate.
 CREATE OR REPLACE FUNCTION verify_community_aggregates(p_item text)
 RETURNS TABLE (target text, item_id text, ledger_count bigint, aggregate_count numeric,
   ledger_weight numeric, aggregate_weight numeric)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql STABLE
+SET search_path = public, pg_temp
+AS $$
   WITH ledger AS (
     SELECT coalesce(c.cohort_id, '') AS target, c.item_id, count(*) AS n, sum(c.weight_micros) AS w
       FROM contribution c WHERE p_item IS NULL OR c.item_id = p_item GROUP BY 1, 2
