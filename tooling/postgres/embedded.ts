@@ -37,6 +37,8 @@ export interface EmbeddedOptions {
   signal?: AbortSignal;
   /** What the start did that its user should hear of (a PostgreSQL left by a killed start stopped); else `log`. */
   notice?: (message: string) => void;
+  /** Another PostgreSQL build than the one npm installed (an older major); its `bin/`, `lib/`, `share/`. */
+  binaries?: Binaries;
 }
 
 /** Clusters made before passwords were random used this one, published in the README. */
@@ -62,7 +64,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 async function start(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   // PostgreSQL refuses to run as root: it then runs as a `postgres` system user.
   const user = process.getuid?.() === 0 ? await postgresUser() : null;
-  const shipped = await shippedBinaries();
+  const shipped = options.binaries ?? (await shippedBinaries());
   const binaries = user ? await placeBinaries(shipped, user, await sharedFolder(user)) : shipped;
   const { pgdata, link } = await clusterFolder(options.dataDir, user);
   const password = await clusterPassword(binaries, pgdata, user, options.log);
