@@ -415,18 +415,16 @@ CREATE OR REPLACE FUNCTION public.community_user_bucket(p_user u64)
  RETURNS integer
  LANGUAGE sql
  IMMUTABLE
- SET search_path TO 'public', 'pg_temp'
 AS $function$
-  SELECT (community_user_key(p_user) & 63)::int4
+  SELECT CAST(public.community_user_key(p_user) OPERATOR(pg_catalog.&) 63 AS pg_catalog.int4)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.community_user_key(p_user u64)
  RETURNS bigint
  LANGUAGE sql
  IMMUTABLE
- SET search_path TO 'public', 'pg_temp'
 AS $function$
-  SELECT (p_user - 9223372036854775808)::int8
+  SELECT CAST(p_user OPERATOR(pg_catalog.-) 9223372036854775808 AS pg_catalog.int8)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.fair_share_lease(p_keys text[], p_settle double precision[], p_want double precision[], p_capacity double precision[], p_rate double precision[])

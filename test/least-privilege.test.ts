@@ -159,6 +159,23 @@ describe('least privilege: the service as a role that owns nothing and may creat
     expect(await ok(`mutation { leaveCommunityLayer(userId: "7003") { status } }`)).toEqual({ leaveCommunityLayer: { status: 'LEFT' } });
   });
 
+  it('every function and trigger function fixes its search_path, but the two inlined helpers, whose bodies name everything in full', async () => {
+    const { rows } = await admin.query(
+      `SELECT p.proname AS name, p.proconfig AS config, p.prosrc AS body FROM pg_proc p
+         JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public' ORDER BY 1`,
+    );
+    const inlined = ['community_user_bucket', 'community_user_key'];
+    expect(rows.length).toBeGreaterThan(inlined.length);
+    for (const { name, config, body } of rows) {
+      if (inlined.includes(name)) {
+        expect({ name, config }).toEqual({ name, config: null });
+        expect(body).toMatch(/OPERATOR\(pg_catalog\.[-&]\)/);
+      } else {
+        expect({ name, config }).toEqual({ name, config: ['search_path=public, pg_temp'] });
+      }
+    }
+  });
+
   it('a role missing a grant is refused at start in one line naming the privilege and the grant', async () => {
     const refused = await startApp(asRole(adminUrl(), BARE), { MIGRATE_ON_START: 'false' }).then(
       () => null,

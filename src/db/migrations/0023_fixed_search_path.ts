@@ -2,7 +2,9 @@ import { sql, type Kysely } from 'kysely';
 import { applySqlFiles, type SqlFile } from './sql-files.js';
 
 /**
- * Every function and trigger function gets `SET search_path = public, pg_temp`, and the five
+ * Every function and trigger function gets `SET search_path = public, pg_temp` (but the two
+ * one-line helpers community_user_key and community_user_bucket, which stay inlinable and name
+ * every operator and type in full instead: see their files), and the five
  * through which the service writes the boundary tables (membership, leave history, signals,
  * contributions, aggregates, purges) become SECURITY DEFINER, run as their owner (the migrating
  * role), with EXECUTE revoked from PUBLIC: the running role holds no write on those tables
