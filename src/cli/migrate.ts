@@ -1,21 +1,33 @@
+import { parseArgs } from 'node:util';
 import { readConfigOrExit } from './read-config.js';
 import { createLogger } from '../observability/logger.js';
 import { configuredDatabase } from '../../tooling/postgres/configured-database.js';
 import { EmbeddedStartError } from '../../tooling/postgres/embedded/start-error.js';
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
-import { answerStandardOptions, refuseArguments } from './command-line.js';
+import { answerStandardOptions } from './command-line.js';
 
-const USAGE = `usage: node dist/src/cli/migrate.js (npm run migrate in a checkout)
+const USAGE = `usage: node dist/src/cli/migrate.js [--to MIGRATION] (npm run migrate [-- --to MIGRATION] in a checkout)
 
 Applies pending migrations and exits: the release step, or the init container, before instances
 start with MIGRATE_ON_START=false. Connects over DATABASE_LISTEN_URL (default DATABASE_URL): a
 session connection straight to PostgreSQL, never a transaction pooler (Kysely's migration lock is a
 session advisory lock). Refuses a database migrated by a newer build. Without DATABASE_URL it
-migrates the embedded development database.`;
+migrates the embedded development database.
+
+--to MIGRATION  steps back to MIGRATION (e.g. 0021_webhook_probation) by running the down() of each
+                later one, newest first; refused unless every one of them is an expand migration
+                (docs/operations.md, "Rollouts and rollbacks").`;
 
 answerStandardOptions(USAGE);
-refuseArguments(USAGE);
+const to = (() => {
+  try {
+    return parseArgs({ options: { to: { type: 'string' } }, strict: true }).values.to;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+})();
 const config = readConfigOrExit();
 const logger = createLogger(config);
 const database = await configuredDatabase(config, () => undefined).catch((error: unknown) => {
@@ -24,8 +36,9 @@ const database = await configuredDatabase(config, () => undefined).catch((error:
   process.exit(1);
 });
 try {
-  const applied = await migrateOverSession(database.listenUrl, logger);
-  logger.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');
+  const changed = await migrateOverSession(database.listenUrl, logger, to === undefined ? {} : { to });
+  if (to !== undefined) logger.info({ undone: changed, to }, changed.length ? 'migrations undone' : `database already at ${to}`);
+  else logger.info({ applied: changed }, changed.length ? 'migrations applied' : 'database already up to date');
 } catch (error) {
   if (!(error instanceof SchemaVersionError)) throw error;
   console.error(`migrate: ${error.message}`);
