@@ -12,8 +12,9 @@ const USAGE = `usage: node dist/src/cli/migrate.js [--to MIGRATION] (npm run mig
 Applies pending migrations and exits: the release step, or the init container, before instances
 start with MIGRATE_ON_START=false. Connects over DATABASE_LISTEN_URL (default DATABASE_URL): a
 session connection straight to PostgreSQL, never a transaction pooler (Kysely's migration lock is a
-session advisory lock). Refuses a database migrated by a newer build. Without DATABASE_URL it
-migrates the embedded development database.
+session advisory lock). A database a newer build migrated is left as it is when the migrations this
+build does not know are all expand ones, refused otherwise. Without DATABASE_URL it migrates the
+embedded development database.
 
 --to MIGRATION  steps back to MIGRATION (e.g. 0021_webhook_probation) by running the down() of each
                 later one, newest first; refused unless every one of them is an expand migration

@@ -27,7 +27,9 @@ export function recording(name: string, migration: DeclaredMigration): Migration
     async up(db) {
       await migration.up(db);
       await sql`INSERT INTO schema_migration_compatibility (name, previous_release_compatible) VALUES (${name}, ${compatible})
-        ON CONFLICT (name) DO UPDATE SET previous_release_compatible = EXCLUDED.previous_release_compatible, applied_at = now()`.execute(db);
+        ON CONFLICT (name) DO UPDATE SET previous_release_compatible = EXCLUDED.previous_release_compatible, applied_at = now()`.execute(
+        db,
+      );
     },
     async down(db) {
       if (!migration.down) throw new Error(`${name} has no down()`);

@@ -55,7 +55,9 @@ export function refuseNewerSchema(state: SchemaState): string[] {
     );
   }
   if (state.pending.length > 0) {
-    throw new SchemaVersionError(`${newer}, and lacks ${state.pending.join(', ')}, which this build needs. Deploy the build that applied them, or a newer one.`);
+    throw new SchemaVersionError(
+      `${newer}, and lacks ${state.pending.join(', ')}, which this build needs. Deploy the build that applied them, or a newer one.`,
+    );
   }
   return state.unknown;
 }

@@ -8,10 +8,14 @@ import { KNOWN_MIGRATIONS, SchemaVersionError, type SchemaState } from './schema
  */
 export function refuseStepBack(state: SchemaState, target: string): void {
   if (!KNOWN_MIGRATIONS.includes(target)) {
-    throw new SchemaVersionError(`cannot step back to ${target}: this build has no such migration (it knows ${KNOWN_MIGRATIONS[0]} … ${KNOWN_MIGRATIONS.at(-1)})`);
+    throw new SchemaVersionError(
+      `cannot step back to ${target}: this build has no such migration (it knows ${KNOWN_MIGRATIONS[0]} … ${KNOWN_MIGRATIONS.at(-1)})`,
+    );
   }
   if (state.unknown.length > 0) {
-    throw new SchemaVersionError(`cannot step back with this build: the database has ${state.unknown.join(', ')}, which it does not know; run --to with the build that applied them`);
+    throw new SchemaVersionError(
+      `cannot step back with this build: the database has ${state.unknown.join(', ')}, which it does not know; run --to with the build that applied them`,
+    );
   }
   if (!state.applied.includes(target)) {
     throw new SchemaVersionError(`cannot step back to ${target}: it is not applied (the database is at ${state.applied.at(-1) ?? 'none'})`);
