@@ -50,7 +50,7 @@ beforeAll(async () => {
   } finally {
     await cluster.end();
   }
-  await migrateOverSession(asRole(adminUrl(), OWNER), createLogger({ env: 'test', logLevel: 'silent' }), APP);
+  await migrateOverSession(asRole(adminUrl(), OWNER), createLogger({ env: 'test', logLevel: 'silent' }), { grantTo: APP });
   admin = await sqlClient(adminUrl());
   hook = await receiver((_req, res) => void res.writeHead(200).end());
   app = await startApp(asRole(adminUrl(), APP), {

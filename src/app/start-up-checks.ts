@@ -28,6 +28,7 @@ export function startUpChecks({ config, connections, receipts, durability, logge
       const applied = await ensureSchema(connections.database.db, {
         migrateOnStart: config.database.migrateOnStart,
         migrate: () => connections.migrate(),
+        logger,
       });
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     },

@@ -7,20 +7,24 @@ import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
 import { answerStandardOptions } from './command-line.js';
 
-const USAGE = `usage: node dist/src/cli/migrate.js [--grant-to ROLE] (npm run migrate [-- --grant-to ROLE] in a checkout)
+const USAGE = `usage: node dist/src/cli/migrate.js [--grant-to ROLE] [--to MIGRATION] (npm run migrate [-- …] in a checkout)
 
 Applies pending migrations and exits: the release step, or the init container, before instances
 start with MIGRATE_ON_START=false. Connects over DATABASE_LISTEN_URL (default DATABASE_URL): a
 session connection straight to PostgreSQL, never a transaction pooler (Kysely's migration lock is a
-session advisory lock). Refuses a database migrated by a newer build. Without DATABASE_URL it
-migrates the embedded development database. Installs graphile-worker's schema too: run it as the
-role that owns the database.
+session advisory lock). A database a newer build migrated is left as it is when the migrations this
+build does not know are all expand ones, refused otherwise. Without DATABASE_URL it migrates the
+embedded development database. Installs graphile-worker's schema too: run it as the role that owns
+the database.
 
-  --grant-to ROLE   then grant ROLE, the role the service runs as, exactly the privileges it needs
-                    (docs/operations.md, "Roles and grants"); default DATABASE_APP_ROLE`;
+  --grant-to ROLE  then grant ROLE, the role the service runs as, exactly the privileges it needs
+                   (docs/operations.md, "Roles and grants"); default DATABASE_APP_ROLE
+  --to MIGRATION   steps back to MIGRATION (e.g. 0021_webhook_probation) by running the down() of
+                   each later one, newest first; refused unless every one of them is an expand
+                   migration (docs/operations.md, "Rollouts and rollbacks")`;
 
 answerStandardOptions(USAGE);
-const grantTo = grantedRole();
+const { 'grant-to': grantTo, to } = commandOptions();
 const config = readConfigOrExit();
 const appRole = grantTo ?? config.database.appRole;
 const logger = createLogger(config);
@@ -30,8 +34,9 @@ const database = await configuredDatabase(config, () => undefined).catch((error:
   process.exit(1);
 });
 try {
-  const applied = await migrateOverSession(database.listenUrl, logger, appRole);
-  logger.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');
+  const changed = await migrateOverSession(database.listenUrl, logger, { to, grantTo: appRole });
+  if (to !== undefined) logger.info({ undone: changed, to }, changed.length ? 'migrations undone' : `database already at ${to}`);
+  else logger.info({ applied: changed }, changed.length ? 'migrations applied' : 'database already up to date');
   if (appRole) logger.info({ role: appRole }, 'privileges granted');
 } catch (error) {
   if (!(error instanceof SchemaVersionError)) throw error;
@@ -41,9 +46,9 @@ try {
   await database.embedded?.stop();
 }
 
-function grantedRole(): string | undefined {
+function commandOptions(): { 'grant-to'?: string; to?: string } {
   try {
-    return parseArgs({ options: { 'grant-to': { type: 'string' } } }).values['grant-to'];
+    return parseArgs({ options: { 'grant-to': { type: 'string' }, to: { type: 'string' } }, strict: true }).values;
   } catch (error) {
     console.error(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}`);
     process.exit(2);

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** contract: The first migration: no build runs without it (and its down() drops everything). */
+export const compatibility: Compatibility = 'contract';
 
 /**
  * Membership: who left the community layer, when, and every leave in history.

@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
+
+/** expand: New tables, a view and a type only. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Signals (every one stored for its owner), the contributions ledger (what reached a shared

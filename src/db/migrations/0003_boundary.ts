@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: New functions only. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * The boundary between a user's shared contributions and their leaves, enforced in the database

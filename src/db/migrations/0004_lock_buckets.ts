@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: Same signatures; the dropped lock functions were called only by the functions replaced here. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * The boundary guard locks 64 hashed user buckets instead of one advisory lock per user, so a full

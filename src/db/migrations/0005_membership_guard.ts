@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: The guards refuse direct writes, which no build makes (leave and rejoin are replaced here). */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Direct SQL on the membership tables is either what the boundary functions would do or refused

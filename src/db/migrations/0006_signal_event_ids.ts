@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** contract: ingest_signals takes a tenth argument: the previous build calls the dropped nine-argument one. */
+export const compatibility: Compatibility = 'contract';
 
 /**
  * Idempotent ingestion: a signal may carry an event id, unique per user. The id lives on the signal

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: New tables, a column, functions and a trigger; the view keeps its columns. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Purges: removing a LEFT user's ledger entries below their boundary, exactly, from the ledger and

@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
+
+/** expand: New primary keys; no build names them (rows are written by the functions). */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Every table holding a user's rows has user_id in its primary key, so distributing them by user

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: Keys and indexes no build names; the chunk function keeps its signature. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * One index fewer per ledger row: `signal` and `cohort_contribution` each had a primary key led by

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: A new trigger and its function. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Purge progress is pushed, not polled: a trigger notifies `community_purge` on every change of a

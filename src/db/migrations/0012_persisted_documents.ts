@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
+
+/** expand: A new table. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Persisted documents registered at run time, shared by every instance: by an operator (the

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: A new table and triggers. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * The change feed's outbox: one row per membership change and purge, written by triggers in the

@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
+
+/** expand: New tables and a type. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Webhooks: endpoints operators register, one delivery per (endpoint, feed event), and the

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
 
 /**
@@ -24,6 +25,9 @@ import { applySqlFiles } from './sql-files.js';
 const WATERMARK = sql`
   NOT EXISTS (SELECT 1 FROM community_purge p
                WHERE p.user_id = s.user_id AND (s.at_ns, s.id) <= (p.cursor_at_ns, p.cursor_signal_id))`;
+
+/** contract: drops signal.purge_id, a column the builds since 0007 have in their typed schema (src/db/schema.ts). */
+export const compatibility: Compatibility = 'contract';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

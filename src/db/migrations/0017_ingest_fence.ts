@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: An index; ingest_signals replaced with the same signature. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * ingest_signals v5. A signal of a user without a membership row (erased while ACTIVE) is stamped

@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
+
+/** expand: Nullable columns. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Webhook endpoints remember since when they have failed (disabled after WEBHOOK_DISABLE_AFTER_MS)

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: A new table and function. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Fair share (src/budgets): one token bucket per principal (and per user for membership changes),

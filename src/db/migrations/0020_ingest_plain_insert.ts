@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: A new function; ingest_signals replaced with the same signature. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * ingest_signals v6: a group is first stored with a plain insert, which signal_user_event_idx

@@ -1,4 +1,8 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
+
+/** expand: A column with a default (endpoints an older build adds start on probation). */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Webhook endpoints remember how many attempts in a row they answered 2xx within WEBHOOK_SLOW_MS

@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles } from './sql-files.js';
+
+/** expand: ingest_signals keeps its signature; the dropped ingest_signals_deduplicating was called only by the ingest_signals v6 replaced here, never by a build. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * ingest_signals v7: the plain and the deduplicating paths are one statement, run again with

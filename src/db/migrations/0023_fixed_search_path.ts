@@ -1,5 +1,9 @@
 import { sql, type Kysely } from 'kysely';
+import type { Compatibility } from './compatibility.js';
 import { applySqlFiles, type SqlFile } from './sql-files.js';
+
+/** expand: every function keeps its signature and its owner, which is the role earlier builds ran as. */
+export const compatibility: Compatibility = 'expand';
 
 /**
  * Every function and trigger function gets `SET search_path = public, pg_temp` (but the two

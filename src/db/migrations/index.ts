@@ -1,4 +1,4 @@
-import type { Migration } from 'kysely';
+import type { DeclaredMigration } from './compatibility.js';
 import * as membership from './0001_membership.js';
 import * as signals from './0002_signals.js';
 import * as boundary from './0003_boundary.js';
@@ -23,8 +23,14 @@ import * as webhookProbation from './0021_webhook_probation.js';
 import * as ingestOneStatement from './0022_ingest_one_statement.js';
 import * as fixedSearchPath from './0023_fixed_search_path.js';
 
-/** Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest. */
-export const migrations: Record<string, Migration> = {
+/**
+ * Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest.
+ * Each declares what it promises the builds before it (compatibility.ts): `expand`, additive, every
+ * build back to the last `contract` runs on the schema after it; `contract`, they cannot. A build
+ * starts on a newer schema only when every migration it does not know is `expand`, and `migrate
+ * --to` steps back only across `expand` ones (docs/operations.md, "Rollouts and rollbacks").
+ */
+export const migrations: Record<string, DeclaredMigration> = {
   '0001_membership': membership,
   '0002_signals': signals,
   '0003_boundary': boundary,
