@@ -6,6 +6,7 @@ import type { InstanceDatabase } from '../db/instance-database.js';
 import { ensureSchema } from '../db/migrations/schema-version.js';
 import { checkSessionLimits } from '../db/session-limits.js';
 import type { Part } from '../util/lifecycle.js';
+import { warnOnConnectionSlots } from './session-plan.js';
 
 export interface StartUpChecksOptions {
   config: AppConfig;
@@ -13,10 +14,15 @@ export interface StartUpChecksOptions {
   receipts: ReceiptSigner;
   durability: DurabilityMonitor;
   logger: Logger;
+  instanceId: string;
 }
 
-/** The part that checks what a start depends on before anything listens: the receipt key, the session limits, durable commits, the schema (migrated when MIGRATE_ON_START). */
-export function startUpChecks({ config, connections, receipts, durability, logger }: StartUpChecksOptions): Part {
+/**
+ * The part that checks what a start depends on before anything listens: the receipt key, the session
+ * limits, durable commits, the schema (migrated when MIGRATE_ON_START); and warns when the server's
+ * free connection slots are fewer than this instance's peak.
+ */
+export function startUpChecks({ config, connections, receipts, durability, logger, instanceId }: StartUpChecksOptions): Part {
   return {
     name: 'start-up checks',
     async start() {
@@ -28,6 +34,7 @@ export function startUpChecks({ config, connections, receipts, durability, logge
         migrate: () => connections.migrate(),
       });
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+      await warnOnConnectionSlots(config, connections, instanceId, logger);
     },
   };
 }

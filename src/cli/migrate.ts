@@ -5,6 +5,7 @@ import { EmbeddedStartError } from '../../tooling/postgres/embedded/start-error.
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
 import { answerStandardOptions, refuseArguments } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 
 const USAGE = `usage: node dist/src/cli/migrate.js (npm run migrate in a checkout)
 
@@ -15,6 +16,7 @@ session advisory lock). Refuses a database migrated by a newer build. Without DA
 migrates the embedded development database.`;
 
 answerStandardOptions(USAGE);
+failInOneLine('migrate', (config) => config.database.listenUrl ?? config.database.url);
 refuseArguments(USAGE);
 const config = readConfigOrExit();
 const logger = createLogger(config);
