@@ -15,6 +15,7 @@ import { DurabilityMonitor } from './db/durability-monitor.js';
 import { openInstanceDatabase } from './db/instance-database.js';
 import { ChannelListener } from './db/listen/channel-listener.js';
 import { poolUsage } from './db/pool-usage.js';
+import { sessionName } from './db/session-names.js';
 import { MembershipSync } from './membership/cache/membership-sync.js';
 import { membershipSource } from './membership/membership-snapshot.store.js';
 import { createLogger } from './observability/logger.js';
@@ -80,7 +81,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
   const authenticator = new Authenticator(keys, config.auth, (outcome) => metrics.authVerifications.inc({ outcome }));
-  const connections = openInstanceDatabase(config.database, logger, tracing.enabled ? { tracer } : {});
+  const connections = openInstanceDatabase(config.database, logger, instanceId, tracing.enabled ? { tracer } : {});
   const { database, purgeDatabase } = connections;
   const durability = new DurabilityMonitor(database.db, logger, config.database.requireSynchronousCommit, metrics.registry);
   // Another host, or the listener back after a loss (a repointed pooler): the primary may be another.
@@ -89,7 +90,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   // Its followers subscribe themselves: the membership sync, purge progress, the change feed, the webhook dispatcher.
   const listener = new ChannelListener({
     endpoint: connections.listenEndpoint,
-    applicationName: `community-layer listener ${instanceId}`,
+    applicationName: sessionName('listener', instanceId),
     ...config.listener,
     logger,
     onStateChange: (state) => state === 'listening' && durability.recheck(),
@@ -111,6 +112,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     metrics,
     logger,
     tracer,
+    instanceId,
   });
   const { signals, statusFeed, purges, changeFeed, receipts } = services;
   const transportOptions = buildTransportOptions({
@@ -136,7 +138,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
       name: 'metrics export',
       ...metricsExport(config.tracing.metricsExporter, metrics.registry, instanceId, config.tracing.serviceName, logger),
     },
-    startUpChecks({ config, connections, receipts, durability, logger }),
+    startUpChecks({ config, connections, receipts, durability, logger, instanceId }),
     ...(followsMembership ? listenerParts({ config, connections, listener, membershipCache, instanceId }) : []),
     { name: 'event-loop sampler', start: () => transports.startSampling(), stop: () => transports.stopSampling() },
     // In the background: an unreachable identity provider delays readiness, not the start.

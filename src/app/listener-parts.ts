@@ -2,6 +2,7 @@ import type { AppConfig } from '../config/config.js';
 import type { InstanceDatabase } from '../db/instance-database.js';
 import type { ChannelListener } from '../db/listen/channel-listener.js';
 import { checkListenSession } from '../db/listen/listen-check.js';
+import { sessionName } from '../db/session-names.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import type { Part } from '../util/lifecycle.js';
 
@@ -21,7 +22,7 @@ export function listenerParts({ config, connections, listener, membershipCache, 
       async start() {
         await checkListenSession({
           endpoint: connections.listenEndpoint,
-          applicationName: `community-layer listen check ${instanceId}`,
+          applicationName: sessionName('listen check', instanceId),
           timeoutMs: config.listener.heartbeatTimeoutMs,
           db: connections.database.db,
         });

@@ -8,6 +8,7 @@ import { createFairShare } from '../budgets/create-fair-share.js';
 import type { AppConfig } from '../config/config.js';
 import type { InstanceDatabase } from '../db/instance-database.js';
 import type { Channel } from '../db/listen/channel-listener.js';
+import { sessionName } from '../db/session-names.js';
 import { MembershipChangeFeed } from '../membership/change-feed.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import { Memberships } from '../membership/memberships.js';
@@ -33,6 +34,8 @@ export interface ServicesOptions {
   metrics: Metrics;
   logger: Logger;
   tracer: Tracer;
+  /** Names the sessions of the pools made here (`sessionName`). */
+  instanceId: string;
 }
 
 export interface ServicesInstance {
@@ -46,7 +49,7 @@ export interface ServicesInstance {
 
 /** The capabilities of one instance, made in the order their metrics are registered. */
 export function createServices(options: ServicesOptions): ServicesInstance {
-  const { config, connections, listener, membershipCache, requestScope, metrics, logger, tracer } = options;
+  const { config, connections, listener, membershipCache, requestScope, metrics, logger, tracer, instanceId } = options;
   const { database, purgeDatabase } = connections;
   const signals = new SignalBatcher({
     db: database.db,
@@ -80,7 +83,15 @@ export function createServices(options: ServicesOptions): ServicesInstance {
     webhooks,
     part: webhooksPart,
     pool: queuePool,
-  } = createWebhooks({ db: database.db, database: config.database, channel: listener, settings: config.webhooks, logger, metrics });
+  } = createWebhooks({
+    db: database.db,
+    database: config.database,
+    channel: listener,
+    settings: config.webhooks,
+    logger,
+    metrics,
+    applicationName: sessionName('webhook-queue', instanceId),
+  });
   reportBacklog(metrics, webhooks, purges);
   const memberships = new Memberships(database.db, membershipCache, (action, changed) =>
     metrics.membershipChanges.inc({ action, result: changed ? 'changed' : 'unchanged' }),
@@ -90,7 +101,13 @@ export function createServices(options: ServicesOptions): ServicesInstance {
     fairShare,
     part: fairSharePart,
     pool: budgetPool,
-  } = createFairShare({ database: config.database, endpoint: connections.endpoint, config: config.fairShare, logger });
+  } = createFairShare({
+    database: config.database,
+    endpoint: connections.endpoint,
+    config: config.fairShare,
+    logger,
+    applicationName: sessionName('fair-share', instanceId),
+  });
   const services: Services = {
     membership: memberships,
     membershipCache,

@@ -7,6 +7,7 @@ import { ensureSchema } from '../db/migrations/schema-version.js';
 import { refuseMissingPrivileges } from '../db/roles/check.js';
 import { checkSessionLimits } from '../db/session-limits.js';
 import type { Part } from '../util/lifecycle.js';
+import { warnOnConnectionSlots } from './session-plan.js';
 
 export interface StartUpChecksOptions {
   config: AppConfig;
@@ -14,10 +15,15 @@ export interface StartUpChecksOptions {
   receipts: ReceiptSigner;
   durability: DurabilityMonitor;
   logger: Logger;
+  instanceId: string;
 }
 
-/** The part that checks what a start depends on before anything listens: the receipt key, the session limits, durable commits, the role's privileges, the schema (migrated when MIGRATE_ON_START). */
-export function startUpChecks({ config, connections, receipts, durability, logger }: StartUpChecksOptions): Part {
+/**
+ * The part that checks what a start depends on before anything listens: the receipt key, the session
+ * limits, durable commits, the role's privileges, the schema (migrated when MIGRATE_ON_START); and
+ * warns when the server's free connection slots are fewer than this instance's peak.
+ */
+export function startUpChecks({ config, connections, receipts, durability, logger, instanceId }: StartUpChecksOptions): Part {
   return {
     name: 'start-up checks',
     async start() {
@@ -31,6 +37,7 @@ export function startUpChecks({ config, connections, receipts, durability, logge
         logger,
       });
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+      await warnOnConnectionSlots(config, connections, instanceId, logger);
     },
   };
 }

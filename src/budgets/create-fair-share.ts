@@ -15,6 +15,8 @@ export interface CreateFairShareOptions {
   endpoint: DatabaseEndpoint;
   config: AppConfig['fairShare'];
   logger: Logger;
+  /** The budgets' session's `application_name`. */
+  applicationName: string;
 }
 
 export interface FairShareInstance {
@@ -26,9 +28,9 @@ export interface FairShareInstance {
 }
 
 /** The limiter of one instance, and its buckets' pool, made here and closed by `part`. */
-export function createFairShare({ database, endpoint, config, logger }: CreateFairShareOptions): FairShareInstance {
+export function createFairShare({ database, endpoint, config, logger, applicationName }: CreateFairShareOptions): FairShareInstance {
   // A pool of its own: leases are never asked for behind a request.
-  const budgetDatabase = connectDatabase({ url: database.url, endpoint, poolMax: 1, logger, limits: database });
+  const budgetDatabase = connectDatabase({ url: database.url, endpoint, poolMax: 1, logger, limits: database, applicationName });
   const forget = forgetAfterSeconds(fairShareConfig(config, ''));
   const fairShare = new FairShare({
     store: leaseStore(budgetDatabase.db),

@@ -3,11 +3,13 @@ import { persistedDocuments } from '../db/persisted-documents.js';
 import { readManifestFiles } from '../graphql/trusted-documents/manifest-files.js';
 import { createLogger } from '../observability/logger.js';
 import { answerStandardOptions } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 import { readConfigOrExit } from './read-config.js';
 
 answerStandardOptions(
   `usage: npm run documents:register -- <manifest.json> [...]\n\nRegisters persisted documents (Apollo manifest or { "id": "document" } files) in the shared registry on DATABASE_URL.`,
 );
+failInOneLine('documents:register');
 
 /**
  * `npm run documents:register -- manifest.json [...]`: an operator registers a team's persisted

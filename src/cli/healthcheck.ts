@@ -13,7 +13,11 @@ answerStandardOptions(
 const { port } = readConfigOrExit({ database: false, warn: () => undefined }).http;
 try {
   const response = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(3_000) });
+  if (!response.ok) console.error(`healthcheck: http://127.0.0.1:${port}/readyz answered ${response.status}`);
   process.exit(response.ok ? 0 : 1);
-} catch {
+} catch (error) {
+  // One line for `docker inspect`'s health log: what failed, and where.
+  const cause = error instanceof Error ? ((error.cause as { code?: string } | undefined)?.code ?? error.message) : String(error);
+  console.error(`healthcheck: http://127.0.0.1:${port}/readyz: ${cause}`);
   process.exit(1);
 }

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { kubeSecrets, secretsYaml } from './kube-secret-objects.js';
 import { answerStandardOptions } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 
 const USAGE = `usage: node dist/src/cli/kube-secrets.js --listen-url postgres://ROLE:PASSWORD@HOST:5432/DB [--pooler HOST:PORT]
 
@@ -16,6 +17,7 @@ Prints the two Secrets deploy/kubernetes/community-layer.yaml needs, with fresh 
 Apply once: ... | kubectl apply -f -   (run it again only to rotate every key at once).`;
 
 answerStandardOptions(USAGE);
+failInOneLine('kube-secrets', null);
 
 function fail(message: string): never {
   console.error(`${message}\n\n${USAGE}`);

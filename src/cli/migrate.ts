@@ -6,6 +6,7 @@ import { EmbeddedStartError } from '../../tooling/postgres/embedded/start-error.
 import { migrateOverSession } from '../db/migrations/migrate.js';
 import { SchemaVersionError } from '../db/migrations/schema-version.js';
 import { answerStandardOptions } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 
 const USAGE = `usage: node dist/src/cli/migrate.js [--grant-to ROLE] [--to MIGRATION] (npm run migrate [-- …] in a checkout)
 
@@ -24,6 +25,7 @@ the database.
                    migration (docs/operations.md, "Rollouts and rollbacks")`;
 
 answerStandardOptions(USAGE);
+failInOneLine('migrate', (config) => config.database.listenUrl ?? config.database.url);
 const { 'grant-to': grantTo, to } = commandOptions();
 const config = readConfigOrExit();
 const appRole = grantTo ?? config.database.appRole;

@@ -4,6 +4,7 @@ import { DownstreamRefusal } from '../purge/downstream-refusal.js';
 import { processorInputProblem } from '../purge/processor-input.js';
 import { idArgument, positional, runDatabaseCommand, UsageError } from './database-command.js';
 import { answerStandardOptions } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 
 const USAGE = `usage: npm run processors -- <command>
 
@@ -15,6 +16,7 @@ The downstream processors that acknowledge purges (docs/downstream.md), on DATAB
 The same as the admin operations registerDownstreamProcessor, downstreamProcessors, retireDownstreamProcessor.`;
 
 answerStandardOptions(USAGE);
+failInOneLine('processors');
 
 const { positionals } = parseArgs({ allowPositionals: true, options: {} });
 

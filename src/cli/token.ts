@@ -4,6 +4,7 @@ import { mintToken, resolveAuthKey } from '../auth/tokens.js';
 import { isU64 } from '../ids/u64.js';
 import { readConfigOrExit } from './read-config.js';
 import { answerStandardOptions } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 
 const USAGE = `usage: npm run token -- (--sub <UInt64 user id> | --service <client id>) [--scope "<scopes>"] [--expires 12h]
    or: node dist/src/cli/token.js …
@@ -22,6 +23,7 @@ Mints a token signed with AUTH_JWT_SECRET (or, in development, the generated sec
 With a public key or an identity provider configured, tokens come from whoever holds the private key.`;
 
 answerStandardOptions(USAGE);
+failInOneLine('token', null);
 
 function fail(message: string): never {
   console.error(`${message}\n\n${USAGE}`);

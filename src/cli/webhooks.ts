@@ -7,6 +7,7 @@ import { disableEndpoint, enableEndpoint, listEndpoints, registerEndpoint } from
 import type { WebhookEndpoint } from '../webhooks/webhook-records.js';
 import { idArgument, positional, runDatabaseCommand, UsageError } from './database-command.js';
 import { answerStandardOptions } from './command-line.js';
+import { failInOneLine } from './one-line-failure.js';
 
 const KINDS = ['LEFT', 'REJOINED', 'PURGE_REQUESTED', 'PURGE_FINISHED'] as const satisfies readonly MembershipEventKind[];
 
@@ -22,6 +23,7 @@ Webhook endpoints and their deliveries (docs/downstream.md), on DATABASE_URL:
 Kinds: ${KINDS.join(', ')}. The same as the admin operations of the GraphQL API.`;
 
 answerStandardOptions(USAGE);
+failInOneLine('webhooks');
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

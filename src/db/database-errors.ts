@@ -61,3 +61,30 @@ export function isDeadlineError(error: unknown): boolean {
     (message) => error.message.includes(message),
   );
 }
+
+/** What a connection that was never made says, by Node's code (its own message is empty for a refused dual-stack localhost). */
+const CONNECT_NODE_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused (nothing listens there)',
+  ENOTFOUND: 'host name not found (DNS)',
+  EAI_AGAIN: 'host name lookup failed (DNS)',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ECONNRESET: 'connection reset',
+};
+
+/**
+ * Why a session could not be had, in the server's words or Node's, or null for an error of a session
+ * that was made: a refused or unanswered connection, a failed login (SQLSTATE class 28: wrong password,
+ * unknown role, no pg_hba.conf entry), an unknown database (3D000), no free slot or a server starting
+ * (08…, 53300, 57P03).
+ */
+export function connectionFailure(error: unknown): string | null {
+  if (!(error instanceof Error)) return null;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return null;
+  if (code in CONNECT_NODE_FAILURES) return `${CONNECT_NODE_FAILURES[code]}${error.message ? `: ${error.message}` : ''}`;
+  // With password authentication the server does not say which: it would tell who has a login.
+  if (code === '28P01') return `${error.message} (a wrong password, or no such role)`;
+  if (code.startsWith('28') || code.startsWith('08') || ['3D000', '53300', '57P03'].includes(code)) return error.message;
+  return null;
+}

@@ -31,6 +31,8 @@ export interface DatabaseOptions {
    * them, never one before a synchronous commit (which flushes the WAL before it).
    */
   asynchronousCommit?: boolean;
+  /** Its sessions' `application_name`, so pg_stat_activity tells an instance's pools apart. */
+  applicationName?: string;
 }
 
 export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
@@ -40,6 +42,7 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
     // Each new connection goes to the endpoint's current primary (pg itself takes one host).
     Client: endpoint.Client,
     max: options.poolMax,
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
     keepAlive: true,
     // Also how long a query waits for a free connection: past it, a retryable error, not a queue.
     connectionTimeoutMillis: limits?.acquireTimeoutMs ?? 10_000,

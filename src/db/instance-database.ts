@@ -4,6 +4,7 @@ import type { Config } from '../config/config.js';
 import { connectDatabase, type DatabaseHandle } from './database.js';
 import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
 import { migrateEverything } from './migrations/migrate.js';
+import { sessionName } from './session-names.js';
 
 /** Every connection an instance opens, all following the same primary (one endpoint per URL). */
 export interface InstanceDatabase {
@@ -19,10 +20,14 @@ export interface InstanceDatabase {
   close(): Promise<void>;
 }
 
-/** `traced`: a tracer when tracing is on, for a span per statement of the request and purge pools. */
+/**
+ * `instanceId` names its sessions (`sessionName`: requests, purge, migrate); `traced`: a tracer when tracing is on, for a span per
+ * statement of the request and purge pools.
+ */
 export function openInstanceDatabase(
   config: Config['database'] & { url: string; listenUrl: string },
   logger: Logger,
+  instanceId: string,
   traced: { tracer?: Tracer } = {},
 ): InstanceDatabase {
   const endpoint = databaseEndpoint(config.url, config.acquireTimeoutMs);
@@ -34,8 +39,24 @@ export function openInstanceDatabase(
       logger.info({ url: which.masked, host: `${host.host}:${host.port}` }, `${name} connections go to ${host.host}:${host.port}`),
     );
   }
-  const database = connectDatabase({ url: config.url, endpoint, poolMax: config.poolMax, logger, limits: config, ...traced });
-  const purgeDatabase = connectDatabase({ url: config.url, endpoint, poolMax: 1, logger, limits: config, ...traced });
+  const database = connectDatabase({
+    url: config.url,
+    endpoint,
+    poolMax: config.poolMax,
+    logger,
+    limits: config,
+    applicationName: sessionName('requests', instanceId),
+    ...traced,
+  });
+  const purgeDatabase = connectDatabase({
+    url: config.url,
+    endpoint,
+    poolMax: 1,
+    logger,
+    limits: config,
+    applicationName: sessionName('purge', instanceId),
+    ...traced,
+  });
   return {
     endpoint,
     listenEndpoint,
@@ -47,7 +68,13 @@ export function openInstanceDatabase(
      * session and the lock would leak. Migrations therefore use a session on the listen URL.
      */
     migrate: async () => {
-      const session = connectDatabase({ url: config.listenUrl, endpoint: listenEndpoint, poolMax: 2, logger });
+      const session = connectDatabase({
+        url: config.listenUrl,
+        endpoint: listenEndpoint,
+        poolMax: 2,
+        logger,
+        applicationName: sessionName('migrate', instanceId),
+      });
       try {
         return await migrateEverything(session, logger);
       } finally {

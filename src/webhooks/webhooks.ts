@@ -37,6 +37,8 @@ export interface WebhooksOptions {
   settings: Config['webhooks'];
   logger: Logger;
   metrics: Metrics;
+  /** The queue's sessions' `application_name`. */
+  applicationName: string;
 }
 
 export interface WebhooksInstance {
@@ -49,12 +51,15 @@ export interface WebhooksInstance {
 }
 
 /** The capability with its queue, and the queue's own pool, made here and closed by `part`. */
-export function createWebhooks({ db, database, channel, settings, logger, metrics }: WebhooksOptions): WebhooksInstance {
-  // The queue's own pool: its workers, the dispatcher, the liveness session and a sweep. Its commits do
-  // not wait for a WAL flush, so the leave's never queues behind them (docs/downstream.md, "Delivery and durability").
+export function createWebhooks({ db, database, channel, settings, logger, metrics, applicationName }: WebhooksOptions): WebhooksInstance {
+  // The queue's own pool of WEBHOOK_QUEUE_CONNECTIONS: graphile-worker's LISTEN and the liveness locks hold
+  // one each; job fetches and completions, the dispatcher and the sweeps share the rest (a delivery holds
+  // none while its receiver answers). Its commits do not wait for a WAL flush, so the leave's never
+  // queues behind them (docs/downstream.md, "Delivery and durability").
   const queueDatabase = connectDatabase({
     url: database.listenUrl,
-    poolMax: settings.concurrency + 3,
+    poolMax: settings.queueConnections,
+    applicationName,
     logger,
     limits: database,
     asynchronousCommit: true,

@@ -33,6 +33,11 @@ export const webhooks = group(
       'on: this instance dispatches and attempts deliveries; off: it only records them (run delivery on other instances, off the request path)',
     ),
     concurrency: setting('WEBHOOK_CONCURRENCY', count(1, 100).default(4), 'deliveries attempted at once per instance'),
+    queueConnections: setting(
+      'WEBHOOK_QUEUE_CONNECTIONS',
+      count(3, 100).default(3),
+      "direct sessions of an instance's webhook queue (on `DATABASE_LISTEN_URL`): one listens for new jobs, one holds the workers' liveness locks, the rest serve job fetches, the dispatcher and the sweeps (a delivery holds none while its receiver answers); docs/scaling.md",
+    ),
     slowMs: setting(
       'WEBHOOK_SLOW_MS',
       milliseconds.default(2_000),
