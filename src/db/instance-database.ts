@@ -5,7 +5,11 @@ import { connectDatabase, type DatabaseHandle } from './database.js';
 import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-endpoint.js';
 import { migrateToLatest } from './migrations/migrate.js';
 
-/** Every connection an instance opens, all following the same primary (one endpoint per URL). */
+/**
+ * Every connection an instance opens, all following the same primary (one endpoint per URL). The
+ * pools connect lazily; the composition root that opens them closes each in a part of its own,
+ * after what runs on it (src/app.ts: `database`, `purge database`), so there is no close-all here.
+ */
 export interface InstanceDatabase {
   /** DATABASE_URL: the request pool and the purge worker's. */
   endpoint: DatabaseEndpoint;
@@ -14,9 +18,8 @@ export interface InstanceDatabase {
   database: DatabaseHandle;
   /** The purge worker's own pool: its chunks never wait for, or hold, a request's pool slot. */
   purgeDatabase: DatabaseHandle;
-  /** Applies pending migrations over a short-lived session. */
+  /** Applies pending migrations over a short-lived session (opened and closed by each call). */
   migrate(): Promise<string[]>;
-  close(): Promise<void>;
 }
 
 /** `traced`: a tracer when tracing is on, for a span per statement of the request and purge pools. */
@@ -53,10 +56,6 @@ export function openInstanceDatabase(
       } finally {
         await session.close();
       }
-    },
-    close: async () => {
-      await purgeDatabase.close();
-      await database.close();
     },
   };
 }
