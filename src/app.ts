@@ -76,7 +76,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
   const instanceId = randomBytes(4).toString('hex');
   const logger = (options.logger ?? createLogger(config)).child({ instance: instanceId });
   const metrics = new Metrics();
-  const tracing = startTracing(config.tracing, instanceId);
+  const tracing = startTracing(config.telemetry, instanceId);
   const { tracer } = tracing;
   const keys = createKeySource(config.auth, logger);
   metrics.observeKeySource(keys);
@@ -136,7 +136,7 @@ export function appParts(config: AppConfig, options: AppOptions = {}): AppParts 
     // Stopped before the database: the final export still reads the backlog gauges from it.
     {
       name: 'metrics export',
-      ...metricsExport(config.tracing.metricsExporter, metrics.registry, instanceId, config.tracing.serviceName, logger),
+      ...metricsExport(config.telemetry.metricsExporter, metrics.registry, instanceId, config.telemetry.serviceName, logger),
     },
     startUpChecks({ config, connections, receipts, durability, logger, instanceId }),
     ...(followsMembership ? listenerParts({ config, connections, listener, membershipCache, instanceId }) : []),

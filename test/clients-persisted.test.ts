@@ -1,9 +1,4 @@
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
+import { readFile } from 'node:fs/promises';
 import { ApolloClient, gql, HttpLink, InMemoryCache } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { addTypenameToDocument, print } from '@apollo/client/utilities';
@@ -14,18 +9,10 @@ import { Network } from 'relay-runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import type { Manifest } from '../src/graphql/trusted-documents/manifest.js';
-import { codegenPersistedDocuments } from './support/codegen-persisted.js';
+import { RELAY_ID, registerTeamDocuments, sha256, TEAM_APQ, TEAM_ITEM } from './support/team-documents.js';
 import { countingFetch } from './support/counting-fetch.js';
 import { freshDatabase, startApp, token } from './support/harness.js';
 
-/** A team's own operations: in no file of the server's source. */
-const TEAM_APQ = 'query TeamApq($itemId: ID!) { communityItemAggregate(itemId: $itemId) { itemId signalTotal } }';
-const TEAM_ITEM = 'query TeamItem($itemId: ID!) { communityItemAggregate(itemId: $itemId) { itemId signalTotal } }';
-const TEAM_CODEGEN = 'query TeamCodegen($itemId: ID!) { communityItemAggregate(itemId: $itemId) { itemId weightTotal } }';
-const TEAM_RELAY = 'query TeamRelay($itemId: ID!) { communityItemAggregate(itemId: $itemId) { signalTotal weightTotal } }';
-const RELAY_ID = 'd41d8cd98f00b204e9800998ecf8427e';
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 let allow: App;
 let allowOther: App;
 let only: App;
@@ -36,25 +23,9 @@ let authorization: { authorization: string };
 
 beforeAll(async () => {
   const databaseUrl = await freshDatabase();
-  const dir = await mkdtemp(path.join(tmpdir(), 'team-documents-'));
-  // What @apollo/generate-persisted-query-manifest writes: ids of the documents as Apollo sends them.
-  const apolloBody = print(addTypenameToDocument(gql(TEAM_ITEM)));
-  const apolloManifest = {
-    format: 'apollo-persisted-query-manifest',
-    version: 1,
-    operations: [{ id: sha256(apolloBody), name: 'TeamItem', type: 'query', body: apolloBody }],
-  };
-  codegen = await codegenPersistedDocuments(TEAM_CODEGEN);
-  const files = { apollo: path.join(dir, 'apollo.json'), codegen: path.join(dir, 'codegen.json'), relay: path.join(dir, 'relay.json') };
-  await writeFile(files.apollo, JSON.stringify(apolloManifest));
-  await writeFile(files.codegen, JSON.stringify(codegen));
-  await writeFile(files.relay, JSON.stringify({ [RELAY_ID]: TEAM_RELAY }));
-  // An operator registers Relay's documents (its ids are not sha256 of the text) with the CLI.
-  const cli = await promisify(execFile)('npx', ['tsx', 'src/cli/documents-register.ts', files.relay], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-  });
-  expect(cli.stdout).toContain('registered 1');
-  const teamFiles = { GRAPHQL_TRUSTED_DOCUMENTS_FILES: `${files.apollo},${files.codegen}` };
+  const files = await registerTeamDocuments(databaseUrl);
+  codegen = files.codegen;
+  const teamFiles = { GRAPHQL_TRUSTED_DOCUMENTS_FILES: files.trustedDocumentsFiles };
   [allow, allowOther, only] = await Promise.all([
     startApp(databaseUrl, teamFiles),
     startApp(databaseUrl, teamFiles),

@@ -5,29 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { eventually, gql, startCluster, token, type Cluster, type GraphQLResponse } from './support/harness.js';
 import { subscribe } from './support/sse.js';
-
-const CHANGES = `subscription Changes($after: String) {
-  communityMembershipChanges(after: $after) { id cursor kind userId leftAtNs rejoinedAtNs purgeId }
-}`;
-const PAGE = `query Page($after: String, $first: Int) {
-  communityMembershipChangePage(after: $after, first: $first) { changes { id kind userId leftAtNs rejoinedAtNs purgeId } endCursor hasMore }
-}`;
-
-interface Change {
-  id: string;
-  cursor: string;
-  kind: string;
-  userId: string;
-  leftAtNs: string | null;
-  rejoinedAtNs: string | null;
-  purgeId: string | null;
-}
-
-interface ChangePage {
-  changes: Change[];
-  endCursor: string | null;
-  hasMore: boolean;
-}
+import {
+  CHANGES,
+  type Change,
+  type ChangePage,
+  churn,
+  describeEvent,
+  expectedEvents,
+  mutate,
+  PAGE,
+  readUntil,
+} from './support/change-feed-reading.js';
 
 let cluster: Cluster;
 let feedToken: string;
@@ -43,54 +31,6 @@ beforeAll(async () => {
 });
 afterAll(() => cluster?.stop());
 
-async function mutate(app: App, query: string): Promise<void> {
-  const response = await gql(app, query);
-  expect(response.errors).toBeUndefined();
-}
-
-/** Leaves, rejoins and purges of `users`, on `app`, interleaved. */
-async function churn(app: App, users: string[], rounds: number): Promise<void> {
-  await Promise.all(
-    users.map(async (userId) => {
-      for (let round = 0; round < rounds; round++) {
-        await mutate(app, `mutation { leaveCommunityLayer(userId: "${userId}") { status } }`);
-        if (round % 2 === 0) await mutate(app, `mutation { purgeCommunityContributions(userId: "${userId}") { purgeId } }`);
-        await mutate(app, `mutation { rejoinCommunityLayer(userId: "${userId}") { status } }`);
-      }
-    }),
-  );
-}
-
-/** What the feed must hold, built from the membership history and the purge receipts. */
-async function expectedEvents(): Promise<string[]> {
-  const episodes = await cluster.db.query(`SELECT user_id::text, left_at_ns::text, rejoined_at_ns::text FROM leave_episode`);
-  const purges = await cluster.db.query(`SELECT id::text, user_id::text, status FROM community_purge`);
-  const expected = episodes.rows.flatMap((e) => [
-    `LEFT ${e.user_id} ${e.left_at_ns}`,
-    ...(e.rejoined_at_ns ? [`REJOINED ${e.user_id} ${e.rejoined_at_ns}`] : []),
-  ]);
-  for (const p of purges.rows)
-    expected.push(`PURGE_REQUESTED ${p.user_id} ${p.id}`, ...(p.status === 'FINISHED' ? [`PURGE_FINISHED ${p.user_id} ${p.id}`] : []));
-  return expected.sort();
-}
-
-function describeEvent(change: Change): string {
-  return `${change.kind} ${change.userId} ${change.kind === 'LEFT' ? change.leftAtNs : change.kind === 'REJOINED' ? change.rejoinedAtNs : change.purgeId}`;
-}
-
-/** Reads a feed stream over SSE, keeping every change, until `enough` holds or the stream ends. */
-async function readUntil(app: App, after: string | null, received: Change[], enough: () => boolean) {
-  const stream = await subscribe(app, CHANGES, { after }, feedToken);
-  expect(stream.status).toBe(200);
-  while (!enough()) {
-    const event = await stream.next();
-    if (event === null) break;
-    expect(event.data.errors).toBeUndefined();
-    received.push(event.data.data.communityMembershipChanges);
-  }
-  stream.close();
-}
-
 describe('the change feed', () => {
   it('resumed from a cursor after a listener kill and after an instance restart, misses nothing and keeps commit order', async () => {
     const [reader, writer] = cluster.apps as [App, App];
@@ -98,7 +38,7 @@ describe('the change feed', () => {
     const received: Change[] = [];
     // History first: changes made before anyone subscribed.
     await churn(writer, users, 2);
-    const live = readUntil(reader, null, received, () => received.length >= 40);
+    const live = readUntil(reader, feedToken, null, received, () => received.length >= 40);
     // The reader's LISTEN session dies mid-stream; changes keep coming from the other instance.
     await eventually(() => received.length > 0);
     await cluster.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [
@@ -112,10 +52,10 @@ describe('the change feed', () => {
     await churn(writer, users, 1);
     const restarted = await cluster.startInstance({ RECEIPT_SIGNING_KEY: receiptKey, FEED_POLL_MS: '200' });
     cluster.apps.push(restarted);
-    const expected = await expectedEvents();
+    const expected = await expectedEvents(cluster.db);
     const resumeAt = received.at(-1)!.cursor;
     // A resume may repeat the last change; it is recognisable by id.
-    await readUntil(restarted, resumeAt, received, () => new Set(received.map((c) => c.id)).size >= expected.length);
+    await readUntil(restarted, feedToken, resumeAt, received, () => new Set(received.map((c) => c.id)).size >= expected.length);
 
     const unique = [...new Map(received.map((change) => [change.id, change])).values()];
     expect(unique.map(describeEvent).sort()).toEqual(expected);

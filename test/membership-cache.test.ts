@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MembershipCache } from '../src/membership/cache/membership-cache.js';
 import { U64HashSet } from '../src/membership/cache/u64-hash-set.js';
-import { packUserIds } from './support/membership-model.js';
+import { packUserIds } from './support/membership-model-store.js';
 
 const MAX = 18446744073709551615n;
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { runScenario, scenarioArb, USERS, type Action, type Scenario } from './support/membership-model.js';
+import { runScenario } from './support/membership-model.js';
+import { scenarioArb, USERS, type Action, type Scenario } from './support/membership-model-scenarios.js';
 
 /**
  * The cache sync against a model of the store and its channel (test/support/membership-model.ts

@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { gql, startApp, type Cluster, useCluster } from './support/harness.js';
+import { gql, rowCounts, startApp, type Cluster, useCluster } from './support/harness.js';
+import { BAD_USER_IDS } from './support/strict-input-cases.js';
 
 const MEMBERSHIP = `userId status leftAtNs leftAt history { leftAtNs rejoinedAtNs gatedSignals }`;
 const STATUS = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { ${MEMBERSHIP} } }`;
@@ -28,11 +29,6 @@ useCluster(
   { FAIR_SHARE_MEMBERSHIP_CHANGES: '100000' },
 );
 
-async function membershipRows(): Promise<number> {
-  const { rows } = await db.query('SELECT (SELECT count(*) FROM community_membership) + (SELECT count(*) FROM leave_episode) AS n');
-  return Number(rows[0].n);
-}
-
 async function databaseNowNs(): Promise<bigint> {
   const { rows } = await db.query('SELECT now_ns()::text AS ns');
   return BigInt(rows[0].ns);
@@ -40,11 +36,11 @@ async function databaseNowNs(): Promise<bigint> {
 
 describe('membership semantics', () => {
   it('a user never seen is ACTIVE with empty history, and reading writes nothing', async () => {
-    const before = await membershipRows();
+    const before = await rowCounts(db);
     const { data, errors } = await gql(app, STATUS, { userId: '7' });
     expect(errors).toBeUndefined();
     expect(data!.communityLayerStatus).toEqual({ userId: '7', status: 'ACTIVE', leftAtNs: null, leftAt: null, history: [] });
-    expect(await membershipRows()).toBe(before);
+    expect(await rowCounts(db)).toBe(before);
   });
 
   it('leave records the boundary from the database clock and opens an episode', async () => {
@@ -157,28 +153,8 @@ describe('UInt64 user ids', () => {
     expect(status.data!.communityLayerStatus).toEqual({ userId, status: 'LEFT' });
   });
 
-  const badInputs: [string, unknown][] = [
-    ['negative', '-1'],
-    ['above 2^64-1', '18446744073709551616'],
-    ['fraction', '1.5'],
-    ['exponent', '1e3'],
-    ['hex', '0x10'],
-    ['empty', ''],
-    ['whitespace', ' 42'],
-    ['trailing whitespace', '42 '],
-    ['leading plus', '+42'],
-    ['non-ASCII digits', '٤٢'],
-    ['fullwidth digits', '４２'],
-    ['1000 digits', '9'.repeat(1000)],
-    ['leading zeros', '007'],
-    ['JSON number above 2^53', 2 ** 60],
-    ['negative JSON number', -1],
-    ['fractional JSON number', 1.5],
-    ['boolean', true],
-  ];
-
-  it.each(badInputs)('%s is BAD_USER_INPUT as a variable and writes nothing', async (_label, userId) => {
-    const before = await membershipRows();
+  it.each(BAD_USER_IDS)('%s is BAD_USER_INPUT as a variable and writes nothing', async (_label, userId) => {
+    const before = await rowCounts(db);
     for (const operation of [LEAVE, REJOIN, STATUS]) {
       const response = await gql(app, operation, { userId });
       expect(response.status).toBeLessThan(500);
@@ -186,17 +162,17 @@ describe('UInt64 user ids', () => {
       expect(response.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
       expect(response.errors?.[0]?.message).toContain('$userId');
     }
-    expect(await membershipRows()).toBe(before);
+    expect(await rowCounts(db)).toBe(before);
   });
 
-  it.each(badInputs.filter(([, value]) => typeof value === 'string'))(
+  it.each(BAD_USER_IDS.filter(([, value]) => typeof value === 'string'))(
     '%s is BAD_USER_INPUT as a literal, naming the argument',
     async (_label, userId) => {
-      const before = await membershipRows();
+      const before = await rowCounts(db);
       const response = await gql(app, `mutation { leaveCommunityLayer(userId: ${JSON.stringify(userId)}) { status } }`);
       expect(response.status).toBeLessThan(500);
       expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'userId' });
-      expect(await membershipRows()).toBe(before);
+      expect(await rowCounts(db)).toBe(before);
     },
   );
 });

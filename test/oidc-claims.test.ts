@@ -1,18 +1,12 @@
-import { createHmac, createPublicKey } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { capturedLog, eventually, freshDatabase, gql, metric, readiness, rowCounts, sqlClient, startApp } from './support/harness.js';
-import {
-  AUDIENCE,
-  IdentityProvider,
-  RESOURCES,
-  USER_ID_CLAIM,
-  oidcEnvironment,
-  signingKey,
-  type SigningKey,
-} from './support/identity-provider.js';
+import { capturedLog, eventually, gql, metric, readiness, rowCounts } from './support/harness.js';
+import type { IdentityProvider } from './support/identity-provider.js';
+import { decode, handSigned, hs256Signed, publicKeySecrets } from './support/jwt-parts.js';
+import { codes, problems } from './support/graphql-errors.js';
+import { oidcInstance, useIdentityProviderApp } from './support/oidc-app.js';
+import { AUDIENCE, RESOURCES, signingKey, USER_ID_CLAIM } from './support/identity-provider-configuration.js';
 
 /**
  * Tokens from a real OpenID provider (oidc-provider, in this process, over HTTP): discovery,
@@ -31,30 +25,13 @@ let idp: IdentityProvider;
 let databaseUrl: string;
 let app: App;
 let db: pg.Client;
-
-beforeAll(async () => {
-  idp = await IdentityProvider.start({ keys: [key], accounts });
-  databaseUrl = await freshDatabase();
-  app = await startApp(databaseUrl, oidcEnvironment(idp));
-  db = await sqlClient(databaseUrl);
-  await eventually(async () => (await readiness(app)).ok);
-});
-
-afterAll(async () => {
-  await db?.end();
-  await app?.stop();
-  await idp?.stop();
-});
+useIdentityProviderApp({ keys: [key], accounts }, (started) => ({ idp, databaseUrl, app, db } = started));
 
 const STATUS = `{ communityLayerStatus { userId status } }`;
 const STATUS_OF = `query ($u: UInt64) { communityLayerStatus(userId: $u) { userId status } }`;
 const LEAVE_OF = `mutation ($u: UInt64) { leaveCommunityLayer(userId: $u) { userId status } }`;
 const SIGNAL = `mutation ($i: SignalInput!) { signal(input: $i) { forwarded } }`;
 const CONTRIBUTIONS = `query ($u: UInt64!) { communityContributions(userId: $u) { edges { node { itemId } } } }`;
-
-function codes(response: { errors?: { extensions?: Record<string, unknown> }[] }): unknown[] | undefined {
-  return response.errors?.map((error) => error.extensions?.code);
-}
 
 describe('an OpenID provider found by discovery', () => {
   it('loads the keys its discovery document names, and says so in /readyz and /metrics', async () => {
@@ -67,42 +44,27 @@ describe('an OpenID provider found by discovery', () => {
   it('never loads keys when the discovery document names another issuer', async () => {
     // Same provider, but configured with a trailing slash: discovery answers, with a different issuer.
     const log = capturedLog();
-    const mismatched = await startApp(databaseUrl, oidcEnvironment(idp, { AUTH_OIDC_ISSUER: `${idp.issuer}/` }), {
-      membershipSync: false,
-      logger: log.logger,
-    });
-    try {
-      await eventually(() =>
-        log.entries.some(
-          (entry) =>
-            entry.msg === 'identity provider keys not available yet' &&
-            /names the issuer "http:.*", not AUTH_OIDC_ISSUER/.test(entry.problem),
-        ),
-      );
-      const response = await gql(mismatched, STATUS, undefined, await idp.userToken('auth0|64f1c0ffee'));
-      expect(response.status).toBeLessThan(500);
-      expect(response.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
-        ['UNAUTHENTICATED', "Not authenticated: the identity provider's signing keys are not loaded yet; try again shortly."],
-      ]);
-      expect((await readiness(mismatched)).checks.authKeys).toBe(false);
-    } finally {
-      await mismatched.stop();
-    }
+    const mismatched = await oidcInstance(databaseUrl, idp, { AUTH_OIDC_ISSUER: `${idp.issuer}/` }, log.logger);
+    await eventually(() =>
+      log.entries.some(
+        (entry) =>
+          entry.msg === 'identity provider keys not available yet' &&
+          /names the issuer "http:.*", not AUTH_OIDC_ISSUER/.test(entry.problem),
+      ),
+    );
+    const response = await gql(mismatched, STATUS, undefined, await idp.userToken('auth0|64f1c0ffee'));
+    expect(response.status).toBeLessThan(500);
+    expect(problems(response)).toEqual([
+      ['UNAUTHENTICATED', "Not authenticated: the identity provider's signing keys are not loaded yet; try again shortly."],
+    ]);
+    expect((await readiness(mismatched)).checks.authKeys).toBe(false);
   });
 
   it('works with AUTH_JWKS_URL and AUTH_JWT_ISSUER instead of discovery', async () => {
-    const direct = await startApp(
-      databaseUrl,
-      oidcEnvironment(idp, { AUTH_OIDC_ISSUER: '', AUTH_JWKS_URL: idp.jwksUri, AUTH_JWT_ISSUER: idp.issuer }),
-      { membershipSync: false },
-    );
-    try {
-      await eventually(async () => (await readiness(direct)).checks.authKeys === true);
-      const response = await gql(direct, STATUS, undefined, await idp.userToken('auth0|64f1c0ffee'));
-      expect(response.data?.communityLayerStatus).toEqual({ userId: '4242', status: 'ACTIVE' });
-    } finally {
-      await direct.stop();
-    }
+    const direct = await oidcInstance(databaseUrl, idp, { AUTH_OIDC_ISSUER: '', AUTH_JWKS_URL: idp.jwksUri, AUTH_JWT_ISSUER: idp.issuer });
+    await eventually(async () => (await readiness(direct)).checks.authKeys === true);
+    const response = await gql(direct, STATUS, undefined, await idp.userToken('auth0|64f1c0ffee'));
+    expect(response.data?.communityLayerStatus).toEqual({ userId: '4242', status: 'ACTIVE' });
   });
 });
 
@@ -162,9 +124,7 @@ describe('service callers (client-credentials tokens)', () => {
 
     const before = await rowCounts(db);
     const unnamed = await gql(app, `mutation { leaveCommunityLayer { userId } }`, undefined, admin);
-    expect(unnamed.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
-      ['BAD_USER_INPUT', 'userId is required for service callers'],
-    ]);
+    expect(problems(unnamed)).toEqual([['BAD_USER_INPUT', 'userId is required for service callers']]);
     expect(await rowCounts(db)).toBe(before);
   });
 
@@ -189,10 +149,6 @@ describe('tokens that are refused', () => {
   // Hand-signed tokens use the private half of the key the provider serves (key-1): only the one
   // deliberate defect differs from what the provider issues. The control proves the rest is right.
   const claims = () => ({ [USER_ID_CLAIM]: '4242', iss: idp.issuer, aud: AUDIENCE });
-  const handSigned = (signer: SigningKey, payload: Record<string, unknown>, alg: string = signer.alg, expires = true) => {
-    const jwt = new SignJWT(payload).setProtectedHeader({ alg, kid: signer.kid, typ: 'at+jwt' }).setIssuedAt();
-    return (expires ? jwt.setExpirationTime('5m') : jwt).sign(signer.privateKey);
-  };
 
   it.each([
     ['no exp', () => handSigned(key, claims(), key.alg, false), 'the token has no expiry (exp claim)'],
@@ -213,25 +169,17 @@ describe('tokens that are refused', () => {
     const before = await rowCounts(db);
     const response = await gql(app, LEAVE_OF, { u: '4242' }, await mint());
     expect(response.status).toBeLessThan(500);
-    expect(response.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
-      ['UNAUTHENTICATED', `Not authenticated: ${problem}.`],
-    ]);
+    expect(problems(response)).toEqual([['UNAUTHENTICATED', `Not authenticated: ${problem}.`]]);
     expect(await rowCounts(db)).toBe(before);
   });
 
   it('HS256 signed with the public key’s bytes (JWK as served, PEM, modulus)', async () => {
     const served = (await (await fetch(idp.jwksUri)).json()) as { keys: Record<string, string>[] };
     const jwk = served.keys.find((candidate) => candidate['kid'] === key.kid)!;
-    const pem = createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'pem' }).toString();
-    for (const secret of [JSON.stringify(jwk), pem, Buffer.from(jwk['n']!, 'base64url').toString('latin1')]) {
-      const header = { alg: 'HS256', kid: key.kid, typ: 'JWT' };
-      const body = { ...claims(), exp: Math.floor(Date.now() / 1000) + 300 };
-      const input = `${base64url(header)}.${base64url(body)}`;
-      const forged = `${input}.${createHmac('sha256', secret).update(input).digest('base64url')}`;
+    for (const secret of publicKeySecrets(jwk)) {
+      const forged = hs256Signed(secret, key.kid, { ...claims(), exp: Math.floor(Date.now() / 1000) + 300 });
       const response = await gql(app, STATUS, undefined, forged);
-      expect(response.errors?.map((error) => [error.extensions?.code, error.message])).toEqual([
-        ['UNAUTHENTICATED', 'Not authenticated: the token is not signed with an accepted algorithm.'],
-      ]);
+      expect(problems(response)).toEqual([['UNAUTHENTICATED', 'Not authenticated: the token is not signed with an accepted algorithm.']]);
     }
   });
 
@@ -242,11 +190,3 @@ describe('tokens that are refused', () => {
     expect(await metric(app, 'community_auth_verifications_total', { outcome: 'unknown_key' })).toBeGreaterThan(0);
   });
 });
-
-function decode(jwt: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString());
-}
-
-function base64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
-}

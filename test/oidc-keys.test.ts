@@ -13,7 +13,8 @@ import {
   startApp,
   type GraphQLResponse,
 } from './support/harness.js';
-import { IdentityProvider, RESOURCES, SHORT_LIVED_SECONDS, oidcEnvironment, signingKey } from './support/identity-provider.js';
+import { IdentityProvider, oidcEnvironment } from './support/identity-provider.js';
+import { RESOURCES, SHORT_LIVED_SECONDS, signingKey } from './support/identity-provider-configuration.js';
 import { subscribe } from './support/sse.js';
 
 /**

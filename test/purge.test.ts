@@ -1,86 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { eventually, freshDatabase, gql, sqlClient, startApp, startCluster, startServer, token, type Cluster } from './support/harness.js';
-import { aggregateMismatches } from '../tooling/invariants.js';
-
-const SIGNALS = `mutation Send($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`;
-const PURGE = `mutation Purge($userId: UInt64) {
-  purgeCommunityContributions(userId: $userId) { purgeId status boundaryNs removedSoFar foundNothing }
-}`;
-const RECEIPTS = `query Receipts($userId: UInt64) {
-  communityPurges(userId: $userId) {
-    purgeId status boundaryNs fromNs requestedAt finishedAt removedSoFar weightRemoved chunks foundNothing
-    targets { target cohortId entries weight }
-  }
-}`;
-const VERIFY = `query { verifyCommunityAggregates { consistent mismatches { target itemId ledgerCount aggregateCount } } }`;
-
-interface Receipt {
-  purgeId: string;
-  status: 'RUNNING' | 'FINISHED';
-  boundaryNs: string;
-  fromNs: string;
-  finishedAt: string | null;
-  removedSoFar: number;
-  weightRemoved: number;
-  chunks: number;
-  foundNothing: boolean;
-  targets: { target: string; cohortId: string | null; entries: number; weight: number }[];
-}
-
-/** `count` signals of `userId` over items purge-0…purge-4, each attributed to `cohorts`; weights 1…7. */
-async function send(app: App, userId: string, count: number, cohorts: string[] = ['north', 'south'], offset = 0): Promise<void> {
-  for (let start = 0; start < count; start += 200) {
-    const inputs = Array.from({ length: Math.min(200, count - start) }, (_, i) => ({
-      userId,
-      itemId: `purge-${(offset + start + i) % 5}`,
-      kind: 'LIKE',
-      weight: ((offset + start + i) % 7) + 1,
-      context: { cohortIds: cohorts },
-    }));
-    const response = await gql(app, SIGNALS, { inputs });
-    expect(response.errors).toBeUndefined();
-  }
-}
-
-async function leave(app: App, userId: string): Promise<void> {
-  expect((await gql(app, `mutation { leaveCommunityLayer(userId: "${userId}") { status } }`)).errors).toBeUndefined();
-}
-
-async function purge(app: App, userId: string) {
-  return gql<{ purgeCommunityContributions: Receipt }>(app, PURGE, { userId });
-}
-
-async function receipts(app: App, userId: string): Promise<Receipt[]> {
-  const response = await gql<{ communityPurges: Receipt[] }>(app, RECEIPTS, { userId });
-  expect(response.errors).toBeUndefined();
-  return response.data!.communityPurges;
-}
-
-async function finished(app: App, userId: string, timeoutMs = 30_000): Promise<Receipt> {
-  let newest: Receipt | undefined;
-  await eventually(async () => {
-    [newest] = await receipts(app, userId);
-    return newest?.status === 'FINISHED';
-  }, timeoutMs);
-  return newest!;
-}
-
-async function expectExact(app: App, db: Cluster['db']): Promise<void> {
-  const verified = await gql(app, VERIFY);
-  expect(verified.data?.verifyCommunityAggregates).toEqual({ consistent: true, mismatches: [] });
-  expect(await aggregateMismatches(db)).toEqual([]);
-}
-
-/** Ledger entries of the user below the boundary, and the user's own signals. */
-async function leftovers(db: Cluster['db'], userId: string, boundaryNs: string): Promise<{ ledger: number; signals: number }> {
-  const { rows } = await db.query(
-    `SELECT (SELECT count(*) FROM contribution WHERE user_id = $1 AND at_ns < $2)::int AS ledger,
-            (SELECT count(*) FROM signal WHERE user_id = $1)::int AS signals`,
-    [userId, boundaryNs],
-  );
-  return rows[0];
-}
+import { freshDatabase, gql, sqlClient, startApp, startCluster, token } from './support/harness.js';
+import {
+  expectExact,
+  finished,
+  leave,
+  leftovers,
+  PURGE,
+  purge,
+  RECEIPTS,
+  type Receipt,
+  receipts,
+  send,
+  VERIFY,
+} from './support/purge-requests.js';
 
 describe('purgeCommunityContributions', () => {
   it('is FORBIDDEN for another user, NOT_LEFT for an ACTIVE user, and writes nothing then', async () => {
@@ -240,82 +173,6 @@ describe('purgeCommunityContributions', () => {
     } finally {
       await db.end();
       await resumer?.stop();
-    }
-  });
-});
-
-describe('purge after SIGKILL', () => {
-  it('rolls back the chunk in flight when its process dies; a new instance resumes: exact, every entry removed once', async () => {
-    const databaseUrl = await freshDatabase();
-    const server = await startServer(databaseUrl, { PURGE_CHUNK_SIZE: '20' });
-    const db = await sqlClient(databaseUrl);
-    const blocker = await sqlClient(databaseUrl);
-    let app: App | undefined;
-    try {
-      const remote = { url: server.url } as App;
-      await send(remote, '351', 2000);
-      await send(remote, '352', 100);
-      await leave(remote, '351');
-      // Chunk 31 (signals 601…620) deletes signal 601's "north" entry, then waits for this lock on
-      // its "south" entry: the process dies with a chunk half done, not between chunks.
-      const { rows: keys } = await db.query(
-        `SELECT at_ns, signal_id FROM cohort_contribution WHERE user_id = 351 ORDER BY at_ns, signal_id, cohort_id OFFSET 1201 LIMIT 1`,
-      );
-      await blocker.query('BEGIN');
-      await blocker.query(
-        `SELECT 1 FROM cohort_contribution WHERE user_id = 351 AND at_ns = $1 AND signal_id = $2 AND cohort_id = 'south' FOR UPDATE`,
-        [keys[0].at_ns, keys[0].signal_id],
-      );
-      const requested = await purge(remote, '351');
-      expect(requested.errors).toBeUndefined();
-      const purgeId = requested.data!.purgeCommunityContributions.purgeId;
-      let chunkBackend = 0;
-      await eventually(async () => {
-        const { rows } = await db.query(
-          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_community_purge_chunk%'`,
-        );
-        chunkBackend = rows[0]?.pid ?? 0;
-        return chunkBackend !== 0;
-      }, 30_000);
-      await server.stop('SIGKILL');
-      // PostgreSQL ends the dead client's session (here at once; by itself once TCP keepalive or
-      // client_connection_check_interval notices), which rolls the chunk's transaction back.
-      await db.query('SELECT pg_terminate_backend($1)', [chunkBackend]);
-      await eventually(
-        async () => (await db.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [chunkBackend])).rows.length === 0,
-        30_000,
-      );
-      await blocker.query('ROLLBACK');
-
-      const { rows: killed } = await db.query(`SELECT status, removed_so_far::int AS n, chunks FROM community_purge WHERE id = $1`, [
-        purgeId,
-      ]);
-      expect(killed[0]).toEqual({ status: 'RUNNING', n: 30 * 60, chunks: 30 });
-      // The half-done chunk left nothing: signal 601's "north" entry is back.
-      const { rows: entries } = await db.query(`SELECT count(*)::int AS n FROM cohort_contribution WHERE user_id = 351`);
-      expect(entries[0].n).toBe((2000 - 600) * 2);
-      expect(await aggregateMismatches(db)).toEqual([]);
-
-      app = await startApp(databaseUrl, { PURGE_CHUNK_SIZE: '20', PURGE_POLL_MS: '50' });
-      const receipt = await finished(app, '351', 60_000);
-      expect(receipt.purgeId).toBe(purgeId);
-      expect(receipt.removedSoFar).toBe(6000);
-      // 2000 signals in chunks of 20: exactly 100 chunks committed across both processes.
-      expect(receipt.chunks).toBe(100);
-      expect(receipt.targets.map((t) => [t.target, t.entries])).toEqual([
-        ['community', 2000],
-        ['north', 2000],
-        ['south', 2000],
-      ]);
-      expect(await leftovers(db, '351', receipt.boundaryNs)).toEqual({ ledger: 0, signals: 2000 });
-      await expectExact(app, db);
-      const { rows } = await db.query(`SELECT sum(signal_count)::int AS n FROM community_item_aggregate`);
-      expect(rows[0].n).toBe(100);
-    } finally {
-      await server.stop('SIGKILL');
-      await blocker.end();
-      await db.end();
-      await app?.stop();
     }
   });
 });

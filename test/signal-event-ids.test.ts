@@ -1,51 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { aggregateMismatches } from '../tooling/invariants.js';
-import { eventually, freshDatabase, gql, sqlClient, startApp, type Cluster, useCluster } from './support/harness.js';
-import { ReplyCuttingProxy, type CutPoint } from './support/reply-cutting-proxy.js';
-
-const FIELDS = 'signalId status forwarded cohortsAttributed duplicate';
-const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { ${FIELDS} } }`;
-const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { ${FIELDS} } }`;
-const LEAVE = `mutation ($userId: UInt64!) { leaveCommunityLayer(userId: $userId) { leftAtNs } }`;
-const REJOIN = `mutation ($userId: UInt64!) { rejoinCommunityLayer(userId: $userId) { status } }`;
-const HISTORY = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { history { gatedSignals } } }`;
-const AGGREGATES = `query ($itemId: ID!) {
-  community: communityItemAggregate(itemId: $itemId) { signalCount weightSum }
-  c1: cohortItemAggregate(cohortId: "c1", itemId: $itemId) { signalCount weightSum }
-  c2: cohortItemAggregate(cohortId: "c2", itemId: $itemId) { signalCount weightSum }
-}`;
-
-interface Outcome {
-  signalId: string;
-  status: 'ACTIVE' | 'LEFT';
-  forwarded: boolean;
-  cohortsAttributed: number;
-  duplicate: boolean;
-}
-
-async function send(app: App, input: Record<string, unknown>): Promise<Outcome> {
-  const response = await gql(app, SIGNAL, { input });
-  expect(response.errors).toBeUndefined();
-  return response.data!.signal;
-}
-
-async function sendMany(app: App, inputs: Record<string, unknown>[]): Promise<Outcome[]> {
-  const response = await gql(app, SIGNALS, { inputs });
-  expect(response.errors).toBeUndefined();
-  return response.data!.signals;
-}
-
-async function aggregates(app: App, itemId: string) {
-  return (await gql(app, AGGREGATES, { itemId })).data!;
-}
-
-/** Signal rows stored for `userId`, with their event ids. */
-async function storedRows(db: pg.Client, userId: string): Promise<{ id: string; event_id: string | null; forwarded: boolean }[]> {
-  const { rows } = await db.query('SELECT id::text, event_id, forwarded FROM signal WHERE user_id = $1 ORDER BY signal.id', [userId]);
-  return rows;
-}
+import { aggregates, HISTORY, LEAVE, type Outcomes, REJOIN, send, sendMany, storedRows } from './support/event-id-signals.js';
+import { type Cluster, eventually, gql, sqlClient, startApp, useCluster } from './support/harness.js';
 
 describe('signals with event ids', () => {
   let a: App;
@@ -182,17 +140,7 @@ describe('signals with event ids', () => {
       signal('e1', 'batch', []),
       signal('e2', 'batch', ['c2'], '306'), // event ids are per user
     ]);
-    const [e1, e2, e2again, none1, none2, e3, e2third, e1again, otherUser] = outcomes as [
-      Outcome,
-      Outcome,
-      Outcome,
-      Outcome,
-      Outcome,
-      Outcome,
-      Outcome,
-      Outcome,
-      Outcome,
-    ];
+    const [e1, e2, e2again, none1, none2, e3, e2third, e1again, otherUser] = outcomes as Outcomes<9>;
     expect(e1).toEqual({ ...earlier, duplicate: true });
     expect(e1again).toEqual(e1);
     expect(e2).toMatchObject({ forwarded: true, cohortsAttributed: 2, duplicate: false });
@@ -217,67 +165,6 @@ describe('signals with event ids', () => {
     expect(retried.map((outcome) => outcome.duplicate)).toEqual([true, true, false]);
     expect(retried.slice(0, 2).map((outcome) => outcome.signalId)).toEqual([earlier.signalId, e2.signalId]);
     expect((await aggregates(a, 'batch')).community.signalCount).toBe(7);
-    expect(await aggregateMismatches(db)).toEqual([]);
-  });
-});
-
-describe('a group whose commit reply is lost', () => {
-  let proxy: ReplyCuttingProxy;
-  let app: App;
-  let db: pg.Client;
-
-  beforeAll(async () => {
-    const databaseUrl = await freshDatabase();
-    proxy = new ReplyCuttingProxy();
-    app = await startApp(await proxy.start(databaseUrl));
-    db = await sqlClient(databaseUrl);
-  });
-
-  afterAll(async () => {
-    await db?.end();
-    await app?.stop();
-    await proxy?.close();
-  });
-
-  it.each<[string, CutPoint]>([
-    ['committed, then the connection dropped before the reply', 'after-commit'],
-    ['the connection dropped before the statement reached PostgreSQL', 'before-statement'],
-  ])('is resent, and stored exactly once: %s', async (_label, point) => {
-    const itemId = `lost-${point}`;
-    const cut = proxy.cut('ingest_signals(', point);
-    const outcomes = await sendMany(app, [
-      { userId: '400', itemId, kind: 'LIKE', context: { cohortIds: ['c1'] }, eventId: `client-${point}` },
-      { userId: '401', itemId, kind: 'LIKE' },
-      { userId: '402', itemId, kind: 'LIKE', context: { cohortIds: ['c1', 'c2'] } },
-    ]);
-    await cut;
-    expect(proxy.markedStatements).toBe(2); // the cut attempt and one resend
-
-    // Every signal of this request is new to the client, so none is reported as a duplicate.
-    expect(outcomes.map(({ forwarded, cohortsAttributed, duplicate }) => ({ forwarded, cohortsAttributed, duplicate }))).toEqual([
-      { forwarded: true, cohortsAttributed: 1, duplicate: false },
-      { forwarded: true, cohortsAttributed: 0, duplicate: false },
-      { forwarded: true, cohortsAttributed: 2, duplicate: false },
-    ]);
-    const { rows } = await db.query('SELECT id::text, event_id FROM signal WHERE item_id = $1 ORDER BY id', [itemId]);
-    expect(rows.map((row) => row.id).sort()).toEqual(outcomes.map((outcome) => outcome.signalId).sort());
-    expect(rows.find((row) => row.id === outcomes[0]!.signalId).event_id).toBe(`client-${point}`);
-    // Signals sent without an event id carried one the service generated, so the resend found them.
-    expect(rows.every((row) => row.event_id !== null)).toBe(true);
-
-    // After a commit the resend stored none of its ids (the rows are the first attempt's): it drew
-    // three for its plain insert, which met the stored keys, and three more for the deduplicating
-    // path (ingest_signals v6). When nothing reached PostgreSQL, the rows are the resend's.
-    const { rows: sequence } = await db.query('SELECT last_value::text FROM signal_id_seq');
-    // biome-ignore lint/complexity/useMathMinMax: bigints, which Math.max does not take.
-    const newest = outcomes.map((outcome) => BigInt(outcome.signalId)).reduce((a, b) => (a > b ? a : b));
-    expect(BigInt(sequence[0].last_value) - newest).toBe(point === 'after-commit' ? 6n : 0n);
-
-    expect(await aggregates(app, itemId)).toEqual({
-      community: { signalCount: 3, weightSum: 15 },
-      c1: { signalCount: 2, weightSum: 10 },
-      c2: { signalCount: 1, weightSum: 5 },
-    });
     expect(await aggregateMismatches(db)).toEqual([]);
   });
 });

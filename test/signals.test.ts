@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DEFAULT_WEIGHTS } from '../src/signals/signal-kind.js';
 import { aggregateMismatches } from '../tooling/invariants.js';
-import { gql, type Cluster, useCluster } from './support/harness.js';
+import { gql, type Cluster, useCluster, rowCounts } from './support/harness.js';
 
 const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId status forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId status forwarded cohortsAttributed } }`;
@@ -34,12 +34,6 @@ async function send(input: Record<string, unknown>) {
   const response = await gql(app, SIGNAL, { input });
   expect(response.errors).toBeUndefined();
   return response.data!.signal;
-}
-
-async function writtenRows(): Promise<string> {
-  const { rows } = await db.query(`SELECT (SELECT count(*) FROM signal) || '/' || (SELECT count(*) FROM contribution)
-    || '/' || (SELECT count(*) FROM community_item_aggregate) || '/' || (SELECT count(*) FROM cohort_item_aggregate) AS n`);
-  return rows[0].n;
 }
 
 describe('signal', () => {
@@ -175,21 +169,21 @@ describe('signal validation writes nothing', () => {
   ];
 
   it.each(cases)('%s', async (_label, input, field) => {
-    const before = await writtenRows();
+    const before = await rowCounts(db);
     const single = await gql(app, SIGNAL, { input });
     expect(single.status).toBeLessThan(500);
     expect(single.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     expect(single.errors?.[0]?.message).toContain(field);
     const batch = await gql(app, SIGNALS, { inputs: [valid, input] });
     expect(batch.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    expect(await writtenRows()).toBe(before);
+    expect(await rowCounts(db)).toBe(before);
   });
 
   it('more than 1000 signals in one call (over the per-request budget before the per-call maximum)', async () => {
-    const before = await writtenRows();
+    const before = await rowCounts(db);
     const response = await gql(app, SIGNALS, { inputs: Array.from({ length: 1001 }, () => valid) });
     expect(response.errors?.[0]?.extensions).toMatchObject({ code: 'REQUEST_BUDGET_EXCEEDED', requested: 1001, limit: 1000 });
-    expect(await writtenRows()).toBe(before);
+    expect(await rowCounts(db)).toBe(before);
   });
 
   it('a cursor that was never issued', async () => {

@@ -3,30 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { capturedLog, eventually, gql, metric, startCluster, type Cluster } from './support/harness.js';
+import { idRecordingReceiver } from './support/webhook-receivers.js';
 
 const REGISTER = `mutation ($url: String!) { registerWebhookEndpoint(url: $url, eventKinds: [LEFT]) { endpoint { id } } }`;
 const ENDPOINTS = `{ webhookEndpoints { id disabled disabledReason failingSince consecutiveFailures } }`;
 const DELIVERIES = `query ($id: UInt64!) { webhookDeliveries(endpointId: $id, last: 100) { messageId status } }`;
-
-/** A real receiver on loopback: `answer` gives each request's status, or null to hold it open. */
-async function receiver(answer: () => number | null) {
-  const ids: string[] = [];
-  const held: http.ServerResponse[] = [];
-  const server = http.createServer((req, res) =>
-    req.resume().on('end', () => {
-      const status = answer();
-      if (status === null) return void held.push(res);
-      ids.push(String(req.headers['webhook-id']));
-      res.writeHead(status).end();
-    }),
-  );
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const close = () => {
-    held.splice(0).forEach((res) => res.destroy());
-    return new Promise<void>((resolve) => server.close(() => resolve()));
-  };
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, ids, held, close };
-}
 
 async function register(app: App, url: string): Promise<string> {
   const response = await gql<{ registerWebhookEndpoint: { endpoint: { id: string } } }>(app, REGISTER, { url });
@@ -66,8 +47,8 @@ describe('one endpoint, one lane', () => {
 
   it('a healthy endpoint receives every delivery, in order, while its neighbour hangs on one worker', async () => {
     const app = cluster.apps[0]!;
-    const hanging = await receiver(() => null);
-    const healthy = await receiver(() => 204);
+    const hanging = await idRecordingReceiver(() => null);
+    const healthy = await idRecordingReceiver(() => 204);
     // Trusted first (a new endpoint is on probation, in the slow lane the hanging one will hold).
     const healthyId = await register(app, healthy.url);
     await trust(cluster, healthyId, 8290);
@@ -121,7 +102,7 @@ describe('failing endpoints, a fair share', () => {
       sockets.add(req.socket);
     });
     await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
-    const healthy = await receiver(() => 204);
+    const healthy = await idRecordingReceiver(() => 204);
     try {
       const hangingUrl = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
       await trust(cluster, await register(app, healthy.url), 8590);
@@ -165,7 +146,7 @@ describe('an endpoint failing too long', () => {
   it('is disabled with its reason (state, metric, log line); enabled again, it receives what it missed, in order', async () => {
     const app = cluster.apps[0]!;
     let failing = true;
-    const hook = await receiver(() => (failing ? 503 : 204));
+    const hook = await idRecordingReceiver(() => (failing ? 503 : 204));
     const id = await register(app, hook.url);
     await leave(app, 8400);
     const endpoint = async () =>

@@ -18,7 +18,7 @@ import { PurgeJobs } from '../purge/purge-jobs.js';
 import { countSignals } from '../server/request-observer.js';
 import type { RequestScope } from '../server/yoga.js';
 import { SignalBatcher } from '../signals/signal-batcher.js';
-import { SignalReads } from '../signals/signal-reads.js';
+import { SignalStoreReads } from '../signals/signal.store.js';
 import type { Part } from '../util/lifecycle.js';
 import { SubscriptionCaps } from '../util/subscription-caps.js';
 import { createWebhooks } from '../webhooks/webhooks.js';
@@ -112,7 +112,7 @@ export function createServices(options: ServicesOptions): ServicesInstance {
     membership: memberships,
     membershipCache,
     signals,
-    signalReads: new SignalReads(database.db),
+    signalReads: new SignalStoreReads(database.db),
     statusFeed,
     purges,
     changeFeed,

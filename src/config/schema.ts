@@ -7,7 +7,7 @@ import { webhooks } from './groups/webhooks.js';
 import { graphql, requestBudget } from './groups/graphql.js';
 import { bulk, derivedMetricsPort, http, metrics } from './groups/http.js';
 import { cache, listener, subscriptions } from './groups/membership.js';
-import { accessLog, tracing } from './groups/observability.js';
+import { accessLog, telemetry } from './groups/observability.js';
 import { purge } from './groups/purge.js';
 import { serviceSettings, shutdown } from './groups/service.js';
 import { signals } from './groups/signals.js';
@@ -36,7 +36,7 @@ const settings = {
   webhooks: webhooks.schema,
   shutdown: shutdown.schema,
   auth: auth.schema,
-  tracing: tracing.schema,
+  telemetry: telemetry.schema,
   accessLog: accessLog.schema,
 };
 

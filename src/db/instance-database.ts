@@ -6,7 +6,11 @@ import { databaseEndpoint, type DatabaseEndpoint } from './endpoint/database-end
 import { migrateEverything } from './migrations/migrate.js';
 import { sessionName } from './session-names.js';
 
-/** Every connection an instance opens, all following the same primary (one endpoint per URL). */
+/**
+ * Every connection an instance opens, all following the same primary (one endpoint per URL). The
+ * pools connect lazily; the composition root that opens them closes each in a part of its own,
+ * after what runs on it (src/app.ts: `database`, `purge database`), so there is no close-all here.
+ */
 export interface InstanceDatabase {
   /** DATABASE_URL: the request pool and the purge worker's. */
   endpoint: DatabaseEndpoint;
@@ -15,9 +19,8 @@ export interface InstanceDatabase {
   database: DatabaseHandle;
   /** The purge worker's own pool: its chunks never wait for, or hold, a request's pool slot. */
   purgeDatabase: DatabaseHandle;
-  /** Applies pending migrations over a short-lived session. */
+  /** Applies pending migrations over a short-lived session (opened and closed by each call). */
   migrate(): Promise<string[]>;
-  close(): Promise<void>;
 }
 
 /**
@@ -80,10 +83,6 @@ export function openInstanceDatabase(
       } finally {
         await session.close();
       }
-    },
-    close: async () => {
-      await purgeDatabase.close();
-      await database.close();
     },
   };
 }

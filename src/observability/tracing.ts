@@ -11,7 +11,7 @@ import {
   TracerProvider,
   type Sampler,
 } from '@opentelemetry/sdk-trace';
-import type { TracingConfig } from '../config/groups/observability.js';
+import type { TelemetryConfig } from '../config/groups/observability.js';
 import { serviceResource } from './service-resource.js';
 
 export interface Tracing {
@@ -36,7 +36,7 @@ const EXPORT_TIMEOUT_MS = 10_000;
  * The exporter still merges `OTEL_EXPORTER_OTLP_*` under the options given; each one it would use
  * is passed explicitly, so what runs is what the config checked.
  */
-export function startTracing(config: TracingConfig, instanceId: string): Tracing {
+export function startTracing(config: TelemetryConfig, instanceId: string): Tracing {
   if (!config.exporter) return { tracer: new ProxyTracerProvider().getTracer(TRACER_NAME), enabled: false, shutdown: async () => {} };
   // Enabled only if it becomes the global one: another enabled store would tax every async resource.
   const manager = new AsyncLocalStorageContextManager();
@@ -64,7 +64,7 @@ export function startTracing(config: TracingConfig, instanceId: string): Tracing
   return { tracer: provider.getTracer(TRACER_NAME), enabled: true, shutdown: () => provider.shutdown() };
 }
 
-function sampler(kind: TracingConfig['sampler'], ratio: number): Sampler {
+function sampler(kind: TelemetryConfig['sampler'], ratio: number): Sampler {
   switch (kind) {
     case 'always_on':
       return new AlwaysOnSampler();

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { timestamptzText } from '../time/rfc3339.js';
 import { WEIGHT_SCALE, type ValidSignal } from './signal-input.js';
+import type { AggregateMismatch, Contribution, ContributionPosition, ItemAggregate, SignalReads } from './signal-reads.js';
 
 /**
  * The one owner of the signal tables: signals, the contributions ledger (forwarded signals and
@@ -70,113 +71,76 @@ export async function ingestSignals(db: Kysely<Database>, { signals, gateOpen, e
   }));
 }
 
-export interface ItemAggregate {
-  itemId: string;
-  /** Decimal strings: exact at any size. */
-  signalTotal: string;
-  weightMicros: string;
-}
+/** The reads of the signal tables resolvers make (the contract is in signal-reads.ts). */
+export class SignalStoreReads implements SignalReads {
+  constructor(private readonly db: Kysely<Database>) {}
 
-export interface Contribution {
-  signalId: string;
-  /** "community" or the cohort id. */
-  target: string;
-  cohortId: string | null;
-  itemId: string;
-  weight: number;
-  atNs: string;
-}
-
-/** Sums the shards of one item's community aggregate. */
-export async function communityItemAggregate(db: Kysely<Database>, itemId: string): Promise<ItemAggregate> {
-  const row = await db
-    .selectFrom('community_item_aggregate')
-    .select([sql<string>`coalesce(sum(signal_count), 0)`.as('count'), sql<string>`coalesce(sum(weight_micros_sum), 0)`.as('weight')])
-    .where('item_id', '=', itemId)
-    .executeTakeFirstOrThrow();
-  return toAggregate(itemId, row);
-}
-
-export async function cohortItemAggregate(db: Kysely<Database>, cohortId: string, itemId: string): Promise<ItemAggregate> {
-  const row = await db
-    .selectFrom('cohort_item_aggregate')
-    .select([sql<string>`coalesce(sum(signal_count), 0)`.as('count'), sql<string>`coalesce(sum(weight_micros_sum), 0)`.as('weight')])
-    .where('cohort_id', '=', cohortId)
-    .where('item_id', '=', itemId)
-    .executeTakeFirstOrThrow();
-  return toAggregate(itemId, row);
-}
-
-/** Where a page ends: contributions are ordered by (at_ns, signal_id, cohort id or '' for community). */
-export interface ContributionPosition {
-  atNs: string;
-  signalId: string;
-  cohortId: string;
-}
-
-/** A user's contributions oldest first, from after `position`, keyset-paginated. */
-export async function listContributions(
-  db: Kysely<Database>,
-  userId: string,
-  after: ContributionPosition | null,
-  limit: number,
-): Promise<Contribution[]> {
-  const target = sql<string>`coalesce(cohort_id, '')`;
-  let query = db
-    .selectFrom('contribution')
-    .select(['signal_id', 'cohort_id', 'item_id', 'weight_micros', 'at_ns'])
-    .where('user_id', '=', userId)
-    .orderBy('at_ns')
-    .orderBy('signal_id')
-    .orderBy(target)
-    .limit(limit);
-  if (after) {
-    query = query.where((eb) =>
-      eb(eb.tuple(eb.ref('at_ns'), eb.ref('signal_id'), target), '>', eb.tuple(after.atNs, after.signalId, after.cohortId)),
-    );
+  async communityAggregate(itemId: string): Promise<ItemAggregate> {
+    const row = await this.db
+      .selectFrom('community_item_aggregate')
+      .select([sql<string>`coalesce(sum(signal_count), 0)`.as('count'), sql<string>`coalesce(sum(weight_micros_sum), 0)`.as('weight')])
+      .where('item_id', '=', itemId)
+      .executeTakeFirstOrThrow();
+    return toAggregate(itemId, row);
   }
-  const rows = await query.execute();
-  return rows.map((row) => ({
-    signalId: row.signal_id,
-    target: row.cohort_id ?? 'community',
-    cohortId: row.cohort_id,
-    itemId: row.item_id,
-    weight: Number(row.weight_micros) / WEIGHT_SCALE,
-    atNs: row.at_ns,
-  }));
+
+  async cohortAggregate(cohortId: string, itemId: string): Promise<ItemAggregate> {
+    const row = await this.db
+      .selectFrom('cohort_item_aggregate')
+      .select([sql<string>`coalesce(sum(signal_count), 0)`.as('count'), sql<string>`coalesce(sum(weight_micros_sum), 0)`.as('weight')])
+      .where('cohort_id', '=', cohortId)
+      .where('item_id', '=', itemId)
+      .executeTakeFirstOrThrow();
+    return toAggregate(itemId, row);
+  }
+
+  async contributions(userId: string, after: ContributionPosition | null, limit: number): Promise<Contribution[]> {
+    const target = sql<string>`coalesce(cohort_id, '')`;
+    let query = this.db
+      .selectFrom('contribution')
+      .select(['signal_id', 'cohort_id', 'item_id', 'weight_micros', 'at_ns'])
+      .where('user_id', '=', userId)
+      .orderBy('at_ns')
+      .orderBy('signal_id')
+      .orderBy(target)
+      .limit(limit);
+    if (after) {
+      query = query.where((eb) =>
+        eb(eb.tuple(eb.ref('at_ns'), eb.ref('signal_id'), target), '>', eb.tuple(after.atNs, after.signalId, after.cohortId)),
+      );
+    }
+    const rows = await query.execute();
+    return rows.map((row) => ({
+      signalId: row.signal_id,
+      target: row.cohort_id ?? 'community',
+      cohortId: row.cohort_id,
+      itemId: row.item_id,
+      weight: Number(row.weight_micros) / WEIGHT_SCALE,
+      atNs: row.at_ns,
+    }));
+  }
+
+  async verifyAggregates(itemId: string | null): Promise<AggregateMismatch[]> {
+    const { rows } = await sql<{
+      target: string;
+      item_id: string;
+      ledger_count: string;
+      aggregate_count: string;
+      ledger_weight: string;
+      aggregate_weight: string;
+    }>`SELECT * FROM verify_community_aggregates(${itemId}::text)`.execute(this.db);
+    return rows.map((row) => ({
+      target: row.target === '' ? 'community' : row.target,
+      cohortId: row.target === '' ? null : row.target,
+      itemId: row.item_id,
+      ledgerCount: Number(row.ledger_count),
+      aggregateCount: Number(row.aggregate_count),
+      ledgerWeight: Number(row.ledger_weight) / WEIGHT_SCALE,
+      aggregateWeight: Number(row.aggregate_weight) / WEIGHT_SCALE,
+    }));
+  }
 }
 
 function toAggregate(itemId: string, row: { count: string; weight: string }): ItemAggregate {
   return { itemId, signalTotal: row.count, weightMicros: row.weight };
-}
-
-export interface AggregateMismatch {
-  target: string;
-  cohortId: string | null;
-  itemId: string;
-  ledgerCount: number;
-  aggregateCount: number;
-  ledgerWeight: number;
-  aggregateWeight: number;
-}
-
-/** Aggregates recomputed from the ledger (one item, or all): every (target, item) that differs. */
-export async function verifyAggregates(db: Kysely<Database>, itemId: string | null): Promise<AggregateMismatch[]> {
-  const { rows } = await sql<{
-    target: string;
-    item_id: string;
-    ledger_count: string;
-    aggregate_count: string;
-    ledger_weight: string;
-    aggregate_weight: string;
-  }>`SELECT * FROM verify_community_aggregates(${itemId}::text)`.execute(db);
-  return rows.map((row) => ({
-    target: row.target === '' ? 'community' : row.target,
-    cohortId: row.target === '' ? null : row.target,
-    itemId: row.item_id,
-    ledgerCount: Number(row.ledger_count),
-    aggregateCount: Number(row.aggregate_count),
-    ledgerWeight: Number(row.ledger_weight) / WEIGHT_SCALE,
-    aggregateWeight: Number(row.aggregate_weight) / WEIGHT_SCALE,
-  }));
 }

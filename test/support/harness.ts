@@ -183,7 +183,8 @@ export async function metric(app: App, name: string, labels: Record<string, stri
 export async function rowCounts(db: pg.Client): Promise<string> {
   const { rows } = await db.query(`SELECT concat_ws('/',
     (SELECT count(*) FROM community_membership), (SELECT count(*) FROM leave_episode), (SELECT count(*) FROM signal),
-    (SELECT count(*) FROM contribution), (SELECT sum(signal_count) FROM community_item_aggregate),
+    (SELECT count(*) FROM contribution), (SELECT count(*) FROM cohort_contribution), (SELECT count(*) FROM community_item_aggregate),
+    (SELECT sum(signal_count) FROM community_item_aggregate), (SELECT count(*) FROM cohort_item_aggregate),
     (SELECT max(version) FROM membership_clock)) AS n`);
   return rows[0].n;
 }

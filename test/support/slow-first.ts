@@ -15,6 +15,7 @@ const SLOW_FIRST = [
   'test/cluster-cache.test.ts',
   'test/streams.test.ts',
   'test/purge.test.ts',
+  'test/purge-crash.test.ts',
   'test/rollout-streams.test.ts',
 ];
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** Real webhook receivers on loopback, each with what it saw (test/webhooks-isolation.test.ts). */
+/** Real webhook receivers on loopback, each with what it saw (test/webhooks-isolation.test.ts, test/webhooks-lanes.test.ts). */
 
 export interface Receiver {
   url: string;
@@ -65,4 +65,24 @@ export async function endlessBody(): Promise<Receiver & { closed: () => number }
     return 'hold';
   });
   return Object.assign(endless, { closed: () => closed });
+}
+
+/** A real receiver on loopback that records each delivery's webhook-id: `answer` gives each request's status, or null to hold it open (test/webhooks-lanes.test.ts). */
+export async function idRecordingReceiver(answer: () => number | null) {
+  const ids: string[] = [];
+  const held: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) =>
+    req.resume().on('end', () => {
+      const status = answer();
+      if (status === null) return void held.push(res);
+      ids.push(String(req.headers['webhook-id']));
+      res.writeHead(status).end();
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = () => {
+    held.splice(0).forEach((res) => res.destroy());
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, ids, held, close };
 }

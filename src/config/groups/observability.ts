@@ -26,11 +26,11 @@ const headerList = z.string().transform((value, ctx) => {
 });
 
 /**
- * OpenTelemetry export of traces and metrics, read from the standard variables of the OpenTelemetry
- * specification (the SDK is given these parsed values; see docs/operations.md). Each signal is off
- * unless an OTLP endpoint for it is set.
+ * Telemetry: the OpenTelemetry export of traces and of metrics, read from the standard variables of
+ * the OpenTelemetry specification (the SDKs are given these parsed values; see docs/operations.md).
+ * Each signal is off unless an OTLP endpoint for it is set.
  */
-export const tracing = group(
+export const telemetry = group(
   {
     endpoint: setting(
       'OTEL_EXPORTER_OTLP_ENDPOINT',
@@ -104,9 +104,9 @@ export const tracing = group(
     }),
 );
 
-export type TracingConfig = z.output<typeof tracing.schema>;
+export type TelemetryConfig = z.output<typeof telemetry.schema>;
 /** Where and how often the metrics go over OTLP; null: not exported. */
-export type MetricsExportConfig = TracingConfig['metricsExporter'];
+export type MetricsExportConfig = TelemetryConfig['metricsExporter'];
 
 /** One line per HTTP request (probes excepted), at `info`. */
 export const accessLog = group({
