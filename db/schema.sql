@@ -2,6 +2,8 @@
 
 -- enum types
 
+CREATE TYPE consent_reason AS ENUM ('USER_REQUEST', 'ADMIN', 'GLOBAL_PRIVACY_CONTROL', 'CONSENT_PLATFORM');
+
 CREATE TYPE membership_event_kind AS ENUM ('LEFT', 'REJOINED', 'PURGE_REQUESTED', 'PURGE_FINISHED');
 
 CREATE TYPE membership_status AS ENUM ('ACTIVE', 'LEFT');
@@ -123,8 +125,18 @@ CREATE TABLE leave_episode (
   user_id u64 NOT NULL,
   left_at_ns bigint NOT NULL,
   rejoined_at_ns bigint,
+  left_reason consent_reason,
+  left_reason_text text,
+  left_policy_version text,
+  rejoined_reason consent_reason,
+  rejoined_reason_text text,
+  rejoined_policy_version text,
   CONSTRAINT episode_window CHECK (((rejoined_at_ns IS NULL) OR (rejoined_at_ns > left_at_ns))),
-  CONSTRAINT leave_episode_pkey PRIMARY KEY (user_id, left_at_ns)
+  CONSTRAINT leave_episode_left_policy_version_check CHECK ((char_length(left_policy_version) <= 64)),
+  CONSTRAINT leave_episode_left_reason_text_check CHECK ((char_length(left_reason_text) <= 500)),
+  CONSTRAINT leave_episode_pkey PRIMARY KEY (user_id, left_at_ns),
+  CONSTRAINT leave_episode_rejoined_policy_version_check CHECK ((char_length(rejoined_policy_version) <= 64)),
+  CONSTRAINT leave_episode_rejoined_reason_text_check CHECK ((char_length(rejoined_reason_text) <= 500))
 );
 
 CREATE TABLE membership_clock (
@@ -142,7 +154,12 @@ CREATE TABLE membership_event (
   rejoined_at_ns bigint,
   purge_id bigint,
   recorded_at timestamp with time zone NOT NULL DEFAULT now(),
-  CONSTRAINT membership_event_pkey PRIMARY KEY ("position")
+  reason consent_reason,
+  reason_text text,
+  policy_version text,
+  CONSTRAINT membership_event_pkey PRIMARY KEY ("position"),
+  CONSTRAINT membership_event_policy_version_check CHECK ((char_length(policy_version) <= 64)),
+  CONSTRAINT membership_event_reason_text_check CHECK ((char_length(reason_text) <= 500))
 );
 
 CREATE TABLE persisted_document (
@@ -567,6 +584,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status, OUT left_at_ns bigint, OUT version bigint)
  RETURNS record
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$ SELECT * FROM leave_community_layer(p_user, NULL, NULL, NULL) $function$;
+
+CREATE OR REPLACE FUNCTION public.leave_community_layer(p_user u64, p_reason consent_reason, p_reason_text text, p_policy_version text, OUT changed boolean, OUT status membership_status, OUT left_at_ns bigint, OUT version bigint)
+ RETURNS record
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
@@ -584,12 +608,19 @@ BEGIN
       (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = p_user),
       (SELECT max(s.at_ns) + 1 FROM signal s WHERE s.user_id = p_user AND s.forwarded));
     PERFORM set_config('community.membership_writer', p_user::text, true);
+    PERFORM set_config('community.change_reason', coalesce(p_reason::text, ''), true);
+    PERFORM set_config('community.change_reason_text', coalesce(p_reason_text, ''), true);
+    PERFORM set_config('community.change_policy_version', coalesce(p_policy_version, ''), true);
     INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
       VALUES (p_user, 'LEFT', v_left_at)
       ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
       RETURNING cm.* INTO m;
-    INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
+    INSERT INTO leave_episode (user_id, left_at_ns, left_reason, left_reason_text, left_policy_version)
+      VALUES (p_user, v_left_at, p_reason, p_reason_text, p_policy_version);
     PERFORM set_config('community.membership_writer', '', true);
+    PERFORM set_config('community.change_reason', '', true);
+    PERFORM set_config('community.change_reason_text', '', true);
+    PERFORM set_config('community.change_policy_version', '', true);
   END IF;
   status := m.status;
   left_at_ns := m.left_at_ns;
@@ -643,13 +674,17 @@ CREATE OR REPLACE FUNCTION public.membership_event_from_membership()
  LANGUAGE plpgsql
  SET search_path TO 'public', 'pg_temp'
 AS $function$
+DECLARE
+  v_reason consent_reason := nullif(current_setting('community.change_reason', true), '')::consent_reason;
+  v_reason_text text := nullif(current_setting('community.change_reason_text', true), '');
+  v_policy_version text := nullif(current_setting('community.change_policy_version', true), '');
 BEGIN
   IF NEW.status = 'LEFT' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'LEFT') THEN
-    INSERT INTO membership_event (position, kind, user_id, left_at_ns)
-      VALUES (NEW.version, 'LEFT', NEW.user_id, NEW.left_at_ns);
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, reason, reason_text, policy_version)
+      VALUES (NEW.version, 'LEFT', NEW.user_id, NEW.left_at_ns, v_reason, v_reason_text, v_policy_version);
   ELSIF TG_OP = 'UPDATE' AND NEW.status = 'ACTIVE' AND OLD.status = 'LEFT' THEN
-    INSERT INTO membership_event (position, kind, user_id, left_at_ns, rejoined_at_ns)
-      VALUES (NEW.version, 'REJOINED', NEW.user_id, OLD.left_at_ns, NEW.rejoined_at_ns);
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, rejoined_at_ns, reason, reason_text, policy_version)
+      VALUES (NEW.version, 'REJOINED', NEW.user_id, OLD.left_at_ns, NEW.rejoined_at_ns, v_reason, v_reason_text, v_policy_version);
   END IF;
   RETURN NULL;
 END
@@ -691,6 +726,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION public.rejoin_community_layer(p_user u64, OUT changed boolean, OUT status membership_status, OUT left_at_ns bigint, OUT version bigint)
  RETURNS record
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$ SELECT * FROM rejoin_community_layer(p_user, NULL, NULL, NULL) $function$;
+
+CREATE OR REPLACE FUNCTION public.rejoin_community_layer(p_user u64, p_reason consent_reason, p_reason_text text, p_policy_version text, OUT changed boolean, OUT status membership_status, OUT left_at_ns bigint, OUT version bigint)
+ RETURNS record
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO 'public', 'pg_temp'
@@ -706,13 +748,20 @@ BEGIN
   IF changed THEN
     v_rejoined_at := greatest(now_ns(), m.left_at_ns + 1);
     PERFORM set_config('community.membership_writer', p_user::text, true);
+    PERFORM set_config('community.change_reason', coalesce(p_reason::text, ''), true);
+    PERFORM set_config('community.change_reason_text', coalesce(p_reason_text, ''), true);
+    PERFORM set_config('community.change_policy_version', coalesce(p_policy_version, ''), true);
     UPDATE community_membership AS cm
        SET status = 'ACTIVE', left_at_ns = NULL, rejoined_at_ns = v_rejoined_at
      WHERE cm.user_id = p_user
      RETURNING cm.* INTO m;
-    UPDATE leave_episode AS e SET rejoined_at_ns = v_rejoined_at
+    UPDATE leave_episode AS e SET rejoined_at_ns = v_rejoined_at, rejoined_reason = p_reason,
+           rejoined_reason_text = p_reason_text, rejoined_policy_version = p_policy_version
      WHERE e.user_id = p_user AND e.rejoined_at_ns IS NULL;
     PERFORM set_config('community.membership_writer', '', true);
+    PERFORM set_config('community.change_reason', '', true);
+    PERFORM set_config('community.change_reason_text', '', true);
+    PERFORM set_config('community.change_policy_version', '', true);
   END IF;
   status := coalesce(m.status, 'ACTIVE');
   left_at_ns := m.left_at_ns;

@@ -147,7 +147,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
   it('re-applying a function file, as the change-a-function procedure does, keeps SECURITY DEFINER and the search_path', async () => {
     const owner = await sqlClient(asRole(adminUrl(), OWNER));
     try {
-      await owner.query(await readSqlFile(['leave_community_layer', 4]));
+      await owner.query(await readSqlFile(['leave_community_layer', 5]));
     } finally {
       await owner.end();
     }

@@ -2,6 +2,7 @@ import { builder } from './builder.js';
 import { rules } from './auth-rules.js';
 import { untilTokenExpires } from './token-expiry.js';
 import { PurgeReceiptRef } from './purge.schema.js';
+import { ConsentRecordRef } from './consent.schema.js';
 import { signLeaveReceipt } from './receipt-tokens.js';
 import { badUserInput } from '../graphql/errors.js';
 import { INT8_MAX } from '../ids/int8.js';
@@ -42,6 +43,11 @@ const MembershipChangeRef = builder.objectRef<MembershipEvent>('CommunityMembers
     }),
     rejoinedAtNs: t.expose('rejoinedAtNs', { type: 'UInt64', nullable: true, description: 'REJOINED: where the leave ended.' }),
     purgeId: t.expose('purgeId', { type: 'UInt64', nullable: true, description: 'Purge events: the purge.' }),
+    consent: t.expose('consent', {
+      type: ConsentRecordRef,
+      nullable: true,
+      description: 'LEFT and REJOINED: why, as recorded with the change; null for purges and where nothing was recorded.',
+    }),
     purge: t.field({
       type: PurgeReceiptRef,
       nullable: true,

@@ -1,6 +1,7 @@
 import { builder } from './builder.js';
 import { requireTargetUser, rules, targetUser } from './auth-rules.js';
 import { untilTokenExpires } from './token-expiry.js';
+import { consentArguments, consentFrom, ConsentRecordRef } from './consent.schema.js';
 import { badUserInput } from '../graphql/errors.js';
 import type { FieldAdmission } from '../graphql/field-admission.js';
 import { INT8_MAX } from '../ids/int8.js';
@@ -43,6 +44,16 @@ const LeaveEpisodeRef = builder.objectRef<LeaveEpisodeShape>('LeaveEpisode').imp
     gatedSignalTotal: t.expose('gatedSignals', {
       type: 'UInt64',
       description: 'Signals the gate held back from shared aggregates from this leave until the next one (exact).',
+    }),
+    leaveConsent: t.expose('leaveConsent', {
+      type: ConsentRecordRef,
+      nullable: true,
+      description: 'Why the leave happened; null where nothing was recorded (before reasons were, or a change made in SQL).',
+    }),
+    rejoinConsent: t.expose('rejoinConsent', {
+      type: ConsentRecordRef,
+      nullable: true,
+      description: 'Why the rejoin that closed this leave happened; null while the leave lasts or where nothing was recorded.',
     }),
   }),
 });
@@ -123,22 +134,30 @@ builder.queryField('communityLayerStatus', (t) =>
 builder.mutationField('leaveCommunityLayer', (t) =>
   t.field({
     type: CommunityMembershipRef,
-    description: 'Stops forwarding at once, on every instance, and records the boundary. Leaving while LEFT changes nothing.',
-    args: { userId: t.arg(userIdArgument) },
+    description:
+      'Stops forwarding at once, on every instance, and records the boundary with the reason. Leaving while LEFT changes nothing (and records nothing).',
+    args: { userId: t.arg(userIdArgument), ...consentArguments() },
     extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK }, admission: LEAVE },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: (_root, args, { services, viewer }) => services.membership.leave(requireTargetUser(args.userId, viewer)),
+    resolve: (_root, args, { services, viewer }) => {
+      const userId = requireTargetUser(args.userId, viewer);
+      return services.membership.leave(userId, consentFrom(args, viewer, userId));
+    },
   }),
 );
 
 builder.mutationField('rejoinCommunityLayer', (t) =>
   t.field({
     type: CommunityMembershipRef,
-    description: 'Resumes forwarding; history keeps every past leave. Rejoining while ACTIVE changes nothing.',
-    args: { userId: t.arg(userIdArgument) },
+    description:
+      'Resumes forwarding; history keeps every past leave, with the reason of the rejoin that closed it. Rejoining while ACTIVE changes nothing.',
+    args: { userId: t.arg(userIdArgument), ...consentArguments() },
     extensions: { cost: { work: MEMBERSHIP_CHANGE_WORK }, admission: REJOIN },
     authScopes: (_root, args, { viewer }) => rules.actOnMembership(targetUser(args.userId, viewer)),
-    resolve: (_root, args, { services, viewer }) => services.membership.rejoin(requireTargetUser(args.userId, viewer)),
+    resolve: (_root, args, { services, viewer }) => {
+      const userId = requireTargetUser(args.userId, viewer);
+      return services.membership.rejoin(userId, consentFrom(args, viewer, userId));
+    },
   }),
 );
 

@@ -17,6 +17,11 @@ export const SIGNAL_KINDS = ['VIEW', 'CLICK', 'LIKE', 'SHARE', 'SAVE', 'SKIP', '
 
 export type SignalKind = (typeof SIGNAL_KINDS)[number];
 
+/** Why a leave or rejoin happened, in the order of the database enum `consent_reason` (migration 0024). */
+export const CONSENT_REASONS = ['USER_REQUEST', 'ADMIN', 'GLOBAL_PRIVACY_CONTROL', 'CONSENT_PLATFORM'] as const;
+
+export type ConsentReason = (typeof CONSENT_REASONS)[number];
+
 /** The tables as Kysely sees them. int8 and numeric arrive as strings (exact), never numbers. */
 export type MembershipStatus = 'ACTIVE' | 'LEFT';
 
@@ -33,6 +38,13 @@ export interface LeaveEpisodeTable {
   user_id: string;
   left_at_ns: Int8;
   rejoined_at_ns: Int8 | null;
+  /** Written only by the boundary functions; NULL where nothing was recorded. */
+  left_reason: ColumnType<ConsentReason | null, never, never>;
+  left_reason_text: ColumnType<string | null, never, never>;
+  left_policy_version: ColumnType<string | null, never, never>;
+  rejoined_reason: ColumnType<ConsentReason | null, never, never>;
+  rejoined_reason_text: ColumnType<string | null, never, never>;
+  rejoined_policy_version: ColumnType<string | null, never, never>;
 }
 
 export interface MembershipClockTable {
@@ -122,6 +134,10 @@ export interface MembershipEventTable {
   rejoined_at_ns: ColumnType<string | null, never, never>;
   purge_id: ColumnType<string | null, never, never>;
   recorded_at: ColumnType<Date, never, never>;
+  /** LEFT and REJOINED: why, as the boundary function recorded it; NULL otherwise. */
+  reason: ColumnType<ConsentReason | null, never, never>;
+  reason_text: ColumnType<string | null, never, never>;
+  policy_version: ColumnType<string | null, never, never>;
 }
 
 /** Fair share: one budget's bucket (src/budgets/lease.store.ts). */

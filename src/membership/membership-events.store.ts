@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, MembershipEventKind } from '../db/schema.js';
+import { toConsent, type Consent } from './consent.js';
 
 /** Membership store: the change feed's events (written by triggers, read here only). */
 
@@ -13,6 +14,8 @@ export interface MembershipEvent {
   rejoinedAtNs: string | null;
   purgeId: string | null;
   recordedAt: Date;
+  /** LEFT and REJOINED: why; null where nothing was recorded. */
+  consent: Consent | null;
 }
 
 /**
@@ -23,7 +26,18 @@ export interface MembershipEvent {
 export function membershipEvents(db: Kysely<Database>) {
   return db
     .selectFrom('membership_event')
-    .select(['position', 'kind', 'user_id', 'left_at_ns', 'rejoined_at_ns', 'purge_id', 'recorded_at']);
+    .select([
+      'position',
+      'kind',
+      'user_id',
+      'left_at_ns',
+      'rejoined_at_ns',
+      'purge_id',
+      'recorded_at',
+      'reason',
+      'reason_text',
+      'policy_version',
+    ]);
 }
 
 /** Up to `limit` events after `after`, in position order. */
@@ -37,5 +51,6 @@ export async function listMembershipEvents(db: Kysely<Database>, after: bigint, 
     rejoinedAtNs: row.rejoined_at_ns,
     purgeId: row.purge_id,
     recordedAt: row.recorded_at,
+    consent: toConsent(row.reason, row.reason_text, row.policy_version),
   }));
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { gatedSignals, toLeaveEpisode, toMembership, type LeaveEpisode, type Membership } from './membership.store.js';
+import { EPISODE_COLUMNS, gatedSignals, toLeaveEpisode, toMembership, type LeaveEpisode, type Membership } from './membership.store.js';
 
 /** Membership store: the states subscriptions share, read for many watched users at once. */
 
@@ -42,22 +42,14 @@ export async function readChangedStates(
       (eb) =>
         eb
           .selectFrom('leave_episode as e')
-          .select(['e.left_at_ns', 'e.rejoined_at_ns', gatedSignals.as('gated_signals')])
+          .select([...EPISODE_COLUMNS, gatedSignals.as('gated_signals')])
           .whereRef('e.user_id', '=', 'w.user_id')
           .orderBy('e.left_at_ns', 'desc')
           .limit(recentLeaves)
           .as('e'),
       (join) => join.onTrue(),
     )
-    .select([
-      'w.user_id',
-      'm.status',
-      'm.left_at_ns as current_left_at_ns',
-      'm.version',
-      'e.left_at_ns',
-      'e.rejoined_at_ns',
-      'e.gated_signals',
-    ])
+    .select(['w.user_id', 'm.status', 'm.left_at_ns as current_left_at_ns', 'm.version', ...EPISODE_COLUMNS, 'e.gated_signals'])
     .select(sql<string>`(SELECT count(*) FROM leave_episode c WHERE c.user_id = w.user_id)`.as('leave_count'))
     .where(sql<boolean>`m.version IS DISTINCT FROM w.held`)
     .orderBy('w.user_id')
@@ -75,9 +67,7 @@ export async function readChangedStates(
       states.set(row.user_id, state);
     }
     if (row.left_at_ns !== null) {
-      state.recentLeaves.push(
-        toLeaveEpisode({ left_at_ns: row.left_at_ns, rejoined_at_ns: row.rejoined_at_ns, gated_signals: row.gated_signals }),
-      );
+      state.recentLeaves.push(toLeaveEpisode({ ...row, left_at_ns: row.left_at_ns }));
     }
   }
   return [...states.values()];

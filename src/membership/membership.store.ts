@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database, MembershipRow, MembershipStatus } from '../db/schema.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Database, LeaveEpisodeTable, MembershipRow, MembershipStatus } from '../db/schema.js';
 import { INT8_MAX } from '../ids/int8.js';
+import { toConsent, type Consent } from './consent.js';
 
 /**
  * The membership store (this file and the other `membership-*.store.ts` beside it) is the one owner
@@ -23,6 +24,9 @@ export interface LeaveEpisode {
   rejoinedAtNs: string | null;
   /** Signals the gate held back from this leave until the next one (decimal: a count can outgrow 2^53). */
   gatedSignals: string;
+  /** Why it began, and why it ended; null where nothing was recorded (and while it lasts, for the rejoin). */
+  leaveConsent: Consent | null;
+  rejoinConsent: Consent | null;
 }
 
 export interface MembershipWrite {
@@ -37,8 +41,28 @@ export function toMembership(userId: string, row: MembershipRow | undefined): Me
   return { userId, status: row.status, leftAtNs: row.left_at_ns, version: row.version };
 }
 
-export function toLeaveEpisode(row: { left_at_ns: string; rejoined_at_ns: string | null; gated_signals: string | null }): LeaveEpisode {
-  return { leftAtNs: row.left_at_ns, rejoinedAtNs: row.rejoined_at_ns, gatedSignals: row.gated_signals ?? '0' };
+/** The episode columns besides the gated signals, selected from `leave_episode as e`. */
+export const EPISODE_COLUMNS = [
+  'e.left_at_ns',
+  'e.rejoined_at_ns',
+  'e.left_reason',
+  'e.left_reason_text',
+  'e.left_policy_version',
+  'e.rejoined_reason',
+  'e.rejoined_reason_text',
+  'e.rejoined_policy_version',
+] as const;
+
+type EpisodeRow = Selectable<LeaveEpisodeTable> & { gated_signals: string | null };
+
+export function toLeaveEpisode(row: Omit<EpisodeRow, 'user_id'>): LeaveEpisode {
+  return {
+    leftAtNs: row.left_at_ns,
+    rejoinedAtNs: row.rejoined_at_ns,
+    gatedSignals: row.gated_signals ?? '0',
+    leaveConsent: toConsent(row.left_reason, row.left_reason_text, row.left_policy_version),
+    rejoinConsent: toConsent(row.rejoined_reason, row.rejoined_reason_text, row.rejoined_policy_version),
+  };
 }
 
 /**
@@ -70,7 +94,7 @@ export interface LeavePage {
 export async function listLeaveEpisodes(db: Kysely<Database>, userId: string, page: LeavePage): Promise<LeaveEpisode[]> {
   const rows = await db
     .selectFrom('leave_episode as e')
-    .select(['e.left_at_ns', 'e.rejoined_at_ns', gatedSignals.as('gated_signals')])
+    .select([...EPISODE_COLUMNS, gatedSignals.as('gated_signals')])
     .where('e.user_id', '=', userId)
     .$if(page.before !== null, (qb) => qb.where('e.left_at_ns', '<', page.before!))
     .orderBy('e.left_at_ns', 'desc')
@@ -96,14 +120,16 @@ interface ChangeRow {
   version: string | null;
 }
 
-/** Leaving twice returns the existing record: the boundary never moves. */
-export async function leave(db: Kysely<Database>, userId: string): Promise<MembershipWrite> {
-  const { rows } = await sql<ChangeRow>`SELECT * FROM leave_community_layer(${userId})`.execute(db);
+/** Leaving twice returns the existing record: the boundary never moves, the first reason stays. */
+export async function leave(db: Kysely<Database>, userId: string, consent: Consent): Promise<MembershipWrite> {
+  const { rows } = await sql<ChangeRow>`SELECT * FROM leave_community_layer(${userId}, ${consent.reason}::consent_reason,
+    ${consent.reasonText}::text, ${consent.policyVersion}::text)`.execute(db);
   return toChange(userId, rows[0]!);
 }
 
-export async function rejoin(db: Kysely<Database>, userId: string): Promise<MembershipWrite> {
-  const { rows } = await sql<ChangeRow>`SELECT * FROM rejoin_community_layer(${userId})`.execute(db);
+export async function rejoin(db: Kysely<Database>, userId: string, consent: Consent): Promise<MembershipWrite> {
+  const { rows } = await sql<ChangeRow>`SELECT * FROM rejoin_community_layer(${userId}, ${consent.reason}::consent_reason,
+    ${consent.reasonText}::text, ${consent.policyVersion}::text)`.execute(db);
   return toChange(userId, rows[0]!);
 }
 

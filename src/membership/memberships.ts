@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MembershipSync } from './cache/membership-sync.js';
+import type { Consent } from './consent.js';
 import {
   countLeaves,
   findMembership,
@@ -14,6 +15,7 @@ import {
 } from './membership.store.js';
 
 export type { LeaveEpisode, LeavePage, Membership } from './membership.store.js';
+export type { Consent } from './consent.js';
 export type { MembershipState } from './membership-states.store.js';
 
 export type MembershipAction = 'leave' | 'rejoin';
@@ -42,13 +44,13 @@ export class Memberships {
   }
 
   /** Leaving while LEFT changes nothing: the boundary never moves. Answers once this instance's cache has it. */
-  async leave(userId: string): Promise<Membership> {
-    return this.readYourWrite('leave', await leave(this.db, userId));
+  async leave(userId: string, consent: Consent): Promise<Membership> {
+    return this.readYourWrite('leave', await leave(this.db, userId, consent));
   }
 
   /** Rejoining while ACTIVE changes nothing. Answers once this instance's cache has it. */
-  async rejoin(userId: string): Promise<Membership> {
-    return this.readYourWrite('rejoin', await rejoin(this.db, userId));
+  async rejoin(userId: string, consent: Consent): Promise<Membership> {
+    return this.readYourWrite('rejoin', await rejoin(this.db, userId, consent));
   }
 
   /**

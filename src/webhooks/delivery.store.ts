@@ -37,6 +37,9 @@ export async function deliveriesToAttempt(db: Kysely<Database>, ids: string[]) {
       'e.rejoined_at_ns',
       'e.purge_id',
       'e.recorded_at',
+      'e.reason',
+      'e.reason_text',
+      'e.policy_version',
     ])
     .where('d.id', 'in', ids)
     .orderBy('d.id')

@@ -1,4 +1,4 @@
-import type { MembershipEventKind } from '../db/schema.js';
+import type { ConsentReason, MembershipEventKind } from '../db/schema.js';
 
 /** The Standard Webhooks `type` of each feed event kind. */
 export const EVENT_TYPES: Record<MembershipEventKind, string> = {
@@ -16,6 +16,9 @@ export interface EventRow {
   rejoined_at_ns: string | null;
   purge_id: string | null;
   recorded_at: Date;
+  reason: ConsentReason | null;
+  reason_text: string | null;
+  policy_version: string | null;
 }
 
 /** The message id receivers dedupe by: one per feed event, the same on every retry and replay. */
@@ -36,6 +39,8 @@ export function webhookBody(event: EventRow): string {
       leftAtNs: event.left_at_ns,
       rejoinedAtNs: event.rejoined_at_ns,
       purgeId: event.purge_id,
+      // As the feed's `consent`: null where no reason was recorded (purges, changes made in SQL).
+      consent: event.reason === null ? null : { reason: event.reason, reasonText: event.reason_text, policyVersion: event.policy_version },
     },
   });
 }

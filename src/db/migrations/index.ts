@@ -22,6 +22,7 @@ import * as ingestPlainInsert from './0020_ingest_plain_insert.js';
 import * as webhookProbation from './0021_webhook_probation.js';
 import * as ingestOneStatement from './0022_ingest_one_statement.js';
 import * as fixedSearchPath from './0023_fixed_search_path.js';
+import * as consentReasons from './0024_consent_reasons.js';
 
 /**
  * Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest.
@@ -54,4 +55,5 @@ export const migrations: Record<string, DeclaredMigration> = {
   '0021_webhook_probation': webhookProbation,
   '0022_ingest_one_statement': ingestOneStatement,
   '0023_fixed_search_path': fixedSearchPath,
+  '0024_consent_reasons': consentReasons,
 };

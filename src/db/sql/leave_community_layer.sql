@@ -1,4 +1,4 @@
--- version: 4
+-- version: 5
 -- Leaves the community layer: status LEFT, the boundary stamped after the user's lock is held
 -- exclusively, and a new history episode. Returns the resulting state and whether this call
 -- changed it; leaving twice never moves the boundary.
@@ -9,7 +9,14 @@
 --
 -- Its writes are the ones community_membership_guard.sql lets through: they name the user in
 -- community.membership_writer, cleared again before returning.
-CREATE OR REPLACE FUNCTION leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
+--
+-- Why, from where, under which policy (migration 0024): the reason, its free text and the policy
+-- version go on the new episode and, through community.change_reason* (read by
+-- membership_event_from_membership.sql), on the feed event; a leave that changes nothing records
+-- nothing. No DEFAULTs: beside the one-argument form below, a default would make a one-argument
+-- call ambiguous.
+CREATE OR REPLACE FUNCTION leave_community_layer(p_user u64, p_reason consent_reason, p_reason_text text,
+  p_policy_version text, OUT changed boolean, OUT status membership_status,
   OUT left_at_ns bigint, OUT version bigint)
 LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = public, pg_temp
@@ -27,12 +34,19 @@ BEGIN
       (SELECT max(e.rejoined_at_ns) FROM leave_episode e WHERE e.user_id = p_user),
       (SELECT max(s.at_ns) + 1 FROM signal s WHERE s.user_id = p_user AND s.forwarded));
     PERFORM set_config('community.membership_writer', p_user::text, true);
+    PERFORM set_config('community.change_reason', coalesce(p_reason::text, ''), true);
+    PERFORM set_config('community.change_reason_text', coalesce(p_reason_text, ''), true);
+    PERFORM set_config('community.change_policy_version', coalesce(p_policy_version, ''), true);
     INSERT INTO community_membership AS cm (user_id, status, left_at_ns)
       VALUES (p_user, 'LEFT', v_left_at)
       ON CONFLICT (user_id) DO UPDATE SET status = 'LEFT', left_at_ns = excluded.left_at_ns
       RETURNING cm.* INTO m;
-    INSERT INTO leave_episode (user_id, left_at_ns) VALUES (p_user, v_left_at);
+    INSERT INTO leave_episode (user_id, left_at_ns, left_reason, left_reason_text, left_policy_version)
+      VALUES (p_user, v_left_at, p_reason, p_reason_text, p_policy_version);
     PERFORM set_config('community.membership_writer', '', true);
+    PERFORM set_config('community.change_reason', '', true);
+    PERFORM set_config('community.change_reason_text', '', true);
+    PERFORM set_config('community.change_policy_version', '', true);
   END IF;
   status := m.status;
   left_at_ns := m.left_at_ns;
@@ -40,5 +54,14 @@ BEGIN
 END
 $$;
 
--- Runs as its owner (the migrating role): only granted roles may call it (src/db/roles/).
+-- The form builds before 0024 call: a leave without a recorded reason. SECURITY DEFINER too, so a
+-- role granted only this form (grants are renewed after migrate) keeps leaving.
+CREATE OR REPLACE FUNCTION leave_community_layer(p_user u64, OUT changed boolean, OUT status membership_status,
+  OUT left_at_ns bigint, OUT version bigint)
+LANGUAGE sql SECURITY DEFINER
+SET search_path = public, pg_temp
+AS $$ SELECT * FROM leave_community_layer(p_user, NULL, NULL, NULL) $$;
+
+-- Run as their owner (the migrating role): only granted roles may call them (src/db/roles/).
+REVOKE EXECUTE ON FUNCTION leave_community_layer(u64, consent_reason, text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION leave_community_layer(u64) FROM PUBLIC;

@@ -1,0 +1,23 @@
+-- version: 2
+-- The change feed's LEFT and REJOINED events, written in the transaction of the change itself
+-- (whoever writes: this service, a migration, an operator in psql). The event's position is the
+-- row's version: membership_clock hands versions out under a row lock held until commit, so
+-- positions commit in order and a reader paging by position never skips one that commits later
+-- (docs/downstream.md). A write that leaves the status as it was is not an event.
+CREATE OR REPLACE FUNCTION membership_event_from_membership() RETURNS trigger LANGUAGE plpgsql
+SET search_path = public, pg_temp
+AS $$
+BEGIN
+  IF NEW.status = 'LEFT' AND (TG_OP = 'INSERT' OR OLD.status IS DISTINCT FROM 'LEFT') THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns)
+      VALUES (NEW.version, 'LEFT', NEW.user_id, NEW.left_at_ns);
+  ELSIF TG_OP = 'UPDATE' AND NEW.status = 'ACTIVE' AND OLD.status = 'LEFT' THEN
+    INSERT INTO membership_event (position, kind, user_id, left_at_ns, rejoined_at_ns)
+      VALUES (NEW.version, 'REJOINED', NEW.user_id, OLD.left_at_ns, NEW.rejoined_at_ns);
+  END IF;
+  RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER membership_event_from_membership AFTER INSERT OR UPDATE OF status ON community_membership
+  FOR EACH ROW EXECUTE FUNCTION membership_event_from_membership();
