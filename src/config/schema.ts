@@ -6,7 +6,7 @@ import { fairShare } from './groups/fair-share.js';
 import { webhooks } from './groups/webhooks.js';
 import { graphql, requestBudget } from './groups/graphql.js';
 import { bulk, derivedMetricsPort, http, metrics } from './groups/http.js';
-import { cache, listener, subscriptions } from './groups/membership.js';
+import { cache, listener, privacySignals, subscriptions } from './groups/membership.js';
 import { accessLog, telemetry } from './groups/observability.js';
 import { purge } from './groups/purge.js';
 import { serviceSettings, shutdown } from './groups/service.js';
@@ -31,6 +31,7 @@ const settings = {
   listener: listener.schema,
   cache: cache.schema,
   subscriptions: subscriptions.schema,
+  privacySignals: privacySignals.schema,
   purge: purge.schema,
   downstream: downstream.schema,
   webhooks: webhooks.schema,

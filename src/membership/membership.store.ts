@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Database, LeaveEpisodeTable, MembershipRow, MembershipStatus } from '../db/schema.js';
 import { INT8_MAX } from '../ids/int8.js';
-import { toConsent, type Consent } from './consent.js';
+import { toConsent, type Consent, type ConsentReason } from './consent.js';
 
 /**
  * The membership store (this file and the other `membership-*.store.ts` beside it) is the one owner
@@ -110,6 +110,18 @@ export async function countLeaves(db: Kysely<Database>, userId: string): Promise
     .where('user_id', '=', userId)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** Whether one of the user's leaves, current or past, was for `reason`. */
+export async function hasLeftFor(db: Kysely<Database>, userId: string, reason: ConsentReason): Promise<boolean> {
+  const row = await db
+    .selectFrom('leave_episode')
+    .select(sql<boolean>`true`.as('found'))
+    .where('user_id', '=', userId)
+    .where('left_reason', '=', reason)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 /** What both boundary functions return. */

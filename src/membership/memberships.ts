@@ -5,6 +5,7 @@ import type { Consent } from './consent.js';
 import {
   countLeaves,
   findMembership,
+  hasLeftFor,
   leave,
   listLeaveEpisodes,
   rejoin,
@@ -51,6 +52,19 @@ export class Memberships {
   /** Rejoining while ACTIVE changes nothing. Answers once this instance's cache has it. */
   async rejoin(userId: string, consent: Consent): Promise<Membership> {
     return this.readYourWrite('rejoin', await rejoin(this.db, userId, consent));
+  }
+
+  /**
+   * A request carried Global Privacy Control (`Sec-GPC: 1`) for this user: an ACTIVE user leaves
+   * with reason GLOBAL_PRIVACY_CONTROL, once: a user whose history holds such a leave already chose
+   * to rejoin after it, and that choice stands (so a rejoin from a GPC browser is not undone by its
+   * next request). True when this call left. Costs nothing for a user the cache knows as LEFT.
+   */
+  async honorGlobalPrivacyControl(userId: string): Promise<boolean> {
+    if (this.cache.cache.isLeft(userId) || (await hasLeftFor(this.db, userId, 'GLOBAL_PRIVACY_CONTROL'))) return false;
+    const change = await leave(this.db, userId, { reason: 'GLOBAL_PRIVACY_CONTROL', reasonText: null, policyVersion: null });
+    await this.readYourWrite('leave', change);
+    return change.changed;
   }
 
   /**

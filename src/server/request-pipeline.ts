@@ -18,6 +18,7 @@ import { useBulkDecoded } from './bulk-decoded.js';
 import { useCsrfPrevention } from './csrf.js';
 import { fairShareDoor, type EarlyRefusal } from './fair-share-door.js';
 import { useFairShare } from './fair-share.js';
+import { useGlobalPrivacyControl } from './global-privacy-control.js';
 import { fairSharePrincipals } from './fair-share-principals.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
@@ -103,6 +104,7 @@ export function requestPipeline({
     ...(principals ? [['fairShare', useFairShare(principals, services, requestScope, authenticator)] as [string, Plugin]] : []),
     ['multipartSubscriptions', useMultipartSubscriptions()],
   ];
+  if (config.privacySignals.globalPrivacyControlLeaves) plugins.push(['globalPrivacyControl', useGlobalPrivacyControl()]);
   if (!limits.fieldSuggestions) plugins.push(['hiddenSuggestions', useHiddenSuggestions()]);
   if (!limits.introspection) plugins.push(['noIntrospection', disableIntrospection()]);
   return {

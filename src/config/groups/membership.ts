@@ -1,4 +1,4 @@
-import { count, group, milliseconds, setting } from '../setting.js';
+import { count, flag, group, milliseconds, setting } from '../setting.js';
 
 /** The LISTEN session that keeps every instance's membership cache in step. */
 export const listener = group(
@@ -35,5 +35,14 @@ export const subscriptions = group({
     'SUBSCRIPTIONS_MAX',
     count(1, 1_000_000).default(10_000),
     'subscription streams per instance (status and purge progress together)',
+  ),
+});
+
+/** Privacy signals a request may carry (docs/api.md, "Global Privacy Control"). */
+export const privacySignals = group({
+  globalPrivacyControlLeaves: setting(
+    'GLOBAL_PRIVACY_CONTROL_LEAVES',
+    flag.default(false),
+    "`true`: a request with `Sec-GPC: 1` and a user's own token leaves that ACTIVE user first (reason GLOBAL_PRIVACY_CONTROL), once per user: a later rejoin stands",
   ),
 });
