@@ -1,7 +1,7 @@
 import type { OperationName } from './documents.js';
 import { follow } from './live.js';
 import { postOperation } from './request.js';
-import type { LeavePage, LiveHandlers, Membership, PurgeReceipt, SettingsClientOptions } from './types.js';
+import type { Consent, LeavePage, LiveHandlers, Membership, PurgeReceipt, SettingsClientOptions } from './types.js';
 
 const DEFAULT_RECONNECT_MS = { initial: 500, max: 15_000 };
 const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -26,14 +26,27 @@ export class SettingsClient {
     return this.call('SettingsStatus');
   }
 
-  /** Stops forwarding the user's signals at once and records the boundary; leaving while LEFT changes nothing. */
-  leave(): Promise<Membership> {
-    return this.call('SettingsLeave');
+  /**
+   * Stops forwarding the user's signals at once and records the boundary, with `consent` when given
+   * (else the server records USER_REQUEST); leaving while LEFT changes nothing.
+   */
+  leave(consent?: Consent): Promise<Membership> {
+    return consent ? this.call('SettingsLeaveWithReason', { ...consent }) : this.call('SettingsLeave');
   }
 
-  /** Refused with PURGE_IN_PROGRESS while a purge runs. */
-  rejoin(): Promise<Membership> {
-    return this.call('SettingsRejoin');
+  /** Refused with PURGE_IN_PROGRESS while a purge runs. `consent` as for `leave`. */
+  rejoin(consent?: Consent): Promise<Membership> {
+    return consent ? this.call('SettingsRejoinWithReason', { ...consent }) : this.call('SettingsRejoin');
+  }
+
+  /**
+   * Whether the browser sends Global Privacy Control (`navigator.globalPrivacyControl`); false
+   * outside a browser. The page decides what to do with it, e.g. `leave({ reason:
+   * 'GLOBAL_PRIVACY_CONTROL' })` or an offer to; the service records the reason it is given.
+   */
+  globalPrivacyControl(): boolean {
+    const navigator = (globalThis as { navigator?: { globalPrivacyControl?: unknown } }).navigator;
+    return navigator?.globalPrivacyControl === true;
   }
 
   /** The leaves before `beforeNs` (a leave's leftAtNs), newest page. */

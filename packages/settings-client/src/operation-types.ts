@@ -4,6 +4,17 @@
 type Exact<T extends { [key: string]: unknown }> = { [K in keyof T]: T[K] };
 /** Internal type. DO NOT USE DIRECTLY. */
 export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' | '__typename' ? T[P] : never };
+/** Why a leave or rejoin happened (docs/api.md, "Reasons"). */
+export type ConsentReason =
+  /** An administrator acted for the user, e.g. on a ticket. The default for a community:admin caller acting on another user. */
+  | 'ADMIN'
+  /** A consent management platform relayed the user’s choice. */
+  | 'CONSENT_PLATFORM'
+  /** The user’s browser sent Global Privacy Control (`Sec-GPC: 1`). */
+  | 'GLOBAL_PRIVACY_CONTROL'
+  /** The user asked, e.g. on a settings page. The default for a user acting with their own token. */
+  | 'USER_REQUEST';
+
 /** ACTIVE: signals also feed shared aggregates. LEFT: they are kept for the user only. */
 export type MembershipStatus =
   /** Part of the community layer: signals also reach shared aggregates. */
@@ -34,6 +45,15 @@ export type SettingsMembershipFragment = { userId: string, status: MembershipSta
 
 export type SettingsLeaveEpisodeFragment = { leftAtNs: string, rejoinedAtNs: string | null, gatedSignalTotal: string };
 
+export type SettingsLeaveWithReasonMutationVariables = Exact<{
+  reason?: ConsentReason | null | undefined;
+  reasonText?: string | null | undefined;
+  policyVersion?: string | null | undefined;
+}>;
+
+
+export type SettingsLeaveWithReasonMutation = { leaveCommunityLayer: { userId: string, status: MembershipStatus, leftAtNs: string | null, leftAt: string | null, leaveCount: number, history: Array<{ leftAtNs: string, rejoinedAtNs: string | null, gatedSignalTotal: string }> } };
+
 export type SettingsOlderLeavesQueryVariables = Exact<{
   before: string;
 }>;
@@ -55,6 +75,15 @@ export type SettingsRejoinMutationVariables = Exact<{ [key: string]: never; }>;
 
 
 export type SettingsRejoinMutation = { rejoinCommunityLayer: { userId: string, status: MembershipStatus, leftAtNs: string | null, leftAt: string | null, leaveCount: number, history: Array<{ leftAtNs: string, rejoinedAtNs: string | null, gatedSignalTotal: string }> } };
+
+export type SettingsRejoinWithReasonMutationVariables = Exact<{
+  reason?: ConsentReason | null | undefined;
+  reasonText?: string | null | undefined;
+  policyVersion?: string | null | undefined;
+}>;
+
+
+export type SettingsRejoinWithReasonMutation = { rejoinCommunityLayer: { userId: string, status: MembershipStatus, leftAtNs: string | null, leftAt: string | null, leaveCount: number, history: Array<{ leftAtNs: string, rejoinedAtNs: string | null, gatedSignalTotal: string }> } };
 
 export type SettingsStatusQueryVariables = Exact<{ [key: string]: never; }>;
 

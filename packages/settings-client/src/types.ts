@@ -1,6 +1,7 @@
 import type { SettingsClientError } from './errors.js';
 import type {
   SettingsLeaveEpisodeFragment,
+  SettingsLeaveWithReasonMutationVariables,
   SettingsMembershipFragment,
   SettingsOlderLeavesQuery,
   SettingsPurgeReceiptFragment,
@@ -22,6 +23,9 @@ export type LeavePage = SettingsOlderLeavesQuery['communityLayerStatus'];
 
 /** A purge: the leave boundary it removes contributions before, and how many registered downstream systems report it done, or a problem. */
 export type PurgeReceipt = SettingsPurgeReceiptFragment;
+
+/** Why a leave or rejoin happens, and under which policy version (docs/api.md, "Reasons"); all optional. */
+export type Consent = SettingsLeaveWithReasonMutationVariables;
 
 export interface SettingsClientOptions {
   /** The GraphQL endpoint, e.g. https://community.example.com/graphql or /graphql. */

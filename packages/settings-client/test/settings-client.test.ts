@@ -57,6 +57,16 @@ function record<T>(
 }
 
 describe('the settings client, by trusted-document id only', () => {
+  it('leaves and rejoins with a reason and policy version, and reads Global Privacy Control', async () => {
+    const client = await clientFor('9601');
+    const left = await client.leave({ reason: 'GLOBAL_PRIVACY_CONTROL', policyVersion: '2026-11' });
+    expect(left.status).toBe('LEFT');
+    expect((await client.rejoin({ reasonText: 'changed my mind' })).status).toBe('ACTIVE');
+    expect(await client.leave()).toMatchObject({ status: 'LEFT', leaveCount: 2 });
+    // Outside a browser (no navigator.globalPrivacyControl): false.
+    expect(client.globalPrivacyControl()).toBe(false);
+  });
+
   it('status, leave, purge with its progress, and rejoin; refusals come back typed', async () => {
     const client = await clientFor('7001');
     expect(await client.status()).toMatchObject({ userId: '7001', status: 'ACTIVE', leaveCount: 0, history: [] });
