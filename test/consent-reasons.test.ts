@@ -11,7 +11,11 @@ const LEAVE = `mutation ${CHANGE.replace('CHANGE', 'leaveCommunityLayer')}`;
 const REJOIN = `mutation ${CHANGE.replace('CHANGE', 'rejoinCommunityLayer')}`;
 const HISTORY = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) {
   history { leftAtNs leaveConsent { ${CONSENT} } rejoinConsent { ${CONSENT} } } } }`;
-const FEED = `{ communityMembershipChangePage(first: 1000) { changes { kind userId consent { ${CONSENT} } } } }`;
+const FEED = `{ communityMembershipChangePage(first: 1000) { changes { kind userId consent { ${CONSENT} } signedLeaveReceipt } } }`;
+const RECEIPT = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId) { signedLeaveReceipt } }`;
+
+/** A receipt's claims (its signature is test/receipts' business). */
+const claims = (jws: string) => JSON.parse(Buffer.from(jws.split('.')[1]!, 'base64url').toString());
 
 let cluster: Cluster;
 let app: App;
@@ -70,13 +74,15 @@ describe('why, from where, under which policy', () => {
         rejoinConsent: { reason: 'USER_REQUEST', reasonText: null, policyVersion: null },
       },
     ]);
-    expect(await feedChanges('5001')).toEqual([
+    expect(await feedChanges('5001')).toMatchObject([
       { kind: 'LEFT', userId: '5001', consent },
       { kind: 'REJOINED', userId: '5001', consent: { reason: 'USER_REQUEST', reasonText: null, policyVersion: null } },
     ]);
     await eventually(async () => bodies.filter((body) => body.data.userId === '5001').length === 2);
     const left = bodies.find((body) => body.data.userId === '5001' && body.data.kind === 'LEFT');
     expect(left).toMatchObject({ type: 'community.membership.left', data: { userId: '5001', consent } });
+    const [leftChange] = await feedChanges('5001');
+    expect(claims(leftChange.signedLeaveReceipt)).toMatchObject({ receipt: 'leave', userId: '5001', ...consent });
   });
 
   it("an admin's leave of another user defaults to ADMIN", async () => {
@@ -84,6 +90,8 @@ describe('why, from where, under which policy', () => {
     const { history } = (await ok(HISTORY, { userId: '5002' })).communityLayerStatus;
     expect(history[0].leaveConsent).toEqual({ reason: 'ADMIN', reasonText: null, policyVersion: null });
     expect((await feedChanges('5002'))[0].consent).toEqual({ reason: 'ADMIN', reasonText: null, policyVersion: null });
+    const { signedLeaveReceipt } = (await ok(RECEIPT, { userId: '5002' })).communityLayerStatus;
+    expect(claims(signedLeaveReceipt)).toMatchObject({ receipt: 'leave', userId: '5002', reason: 'ADMIN' });
   });
 
   it('an oversized or control-character reasonText or policyVersion gets BAD_USER_INPUT and writes nothing', async () => {

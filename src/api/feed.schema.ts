@@ -58,7 +58,9 @@ const MembershipChangeRef = builder.objectRef<MembershipEvent>('CommunityMembers
       nullable: true,
       description: 'LEFT: the signed receipt of this leave (see CommunityMembership.signedLeaveReceipt).',
       resolve: (event, _args, { services }) =>
-        event.kind === 'LEFT' && event.leftAtNs !== null ? signLeaveReceipt(services.receipts, event.userId, event.leftAtNs) : null,
+        event.kind === 'LEFT' && event.leftAtNs !== null
+          ? signLeaveReceipt(services.receipts, event.userId, event.leftAtNs, event.consent)
+          : null,
     }),
     recordedAt: t.field({
       type: 'DateTime',

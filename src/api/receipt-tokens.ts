@@ -1,4 +1,5 @@
 import type { ReceiptSigner } from '../auth/receipt-signer.js';
+import type { Consent } from '../membership/memberships.js';
 import type { PurgeReceipt } from '../purge/purge-jobs.js';
 import { formatRfc3339 } from '../time/rfc3339.js';
 
@@ -12,12 +13,14 @@ export function leaveReceiptId(userId: string, leftAtNs: string): string {
   return `leave:${userId}:${leftAtNs}`;
 }
 
-export function signLeaveReceipt(signer: ReceiptSigner, userId: string, leftAtNs: string): Promise<string | null> {
+/** With the leave's reason, text and policy version when they were recorded (absent otherwise, as before reasons). */
+export function signLeaveReceipt(signer: ReceiptSigner, userId: string, leftAtNs: string, consent: Consent | null): Promise<string | null> {
   return signer.sign(leaveReceiptId(userId, leftAtNs), userId, {
     receipt: 'leave',
     userId,
     leftAtNs,
     leftAt: formatRfc3339(BigInt(leftAtNs)),
+    ...(consent ? { reason: consent.reason, reasonText: consent.reasonText, policyVersion: consent.policyVersion } : {}),
   });
 }
 

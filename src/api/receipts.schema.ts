@@ -9,11 +9,12 @@ const SIGNED =
 builder.objectField(CommunityMembershipRef, 'signedLeaveReceipt', (t) =>
   t.string({
     nullable: true,
-    description: `The current leave's receipt: the user, the boundary (leftAtNs) and its instant; null while ACTIVE. ${SIGNED}`,
-    resolve: (membership, _args, { services }) =>
-      membership.status === 'LEFT' && membership.leftAtNs !== null
-        ? signLeaveReceipt(services.receipts, membership.userId, membership.leftAtNs)
-        : null,
+    description: `The current leave's receipt: the user, the boundary (leftAtNs) and its instant, and the reason, its text and the policy version where recorded; null while ACTIVE. ${SIGNED}`,
+    resolve: async (membership, _args, { services }) => {
+      if (membership.status !== 'LEFT' || membership.leftAtNs === null) return null;
+      const consent = await services.membership.leaveConsent(membership.userId, membership.leftAtNs);
+      return signLeaveReceipt(services.receipts, membership.userId, membership.leftAtNs, consent);
+    },
   }),
 );
 

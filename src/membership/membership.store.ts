@@ -112,6 +112,17 @@ export async function countLeaves(db: Kysely<Database>, userId: string): Promise
   return Number(row.n);
 }
 
+/** Why the user's leave at `leftAtNs` happened; null for no such leave or none recorded. */
+export async function findLeaveConsent(db: Kysely<Database>, userId: string, leftAtNs: string): Promise<Consent | null> {
+  const row = await db
+    .selectFrom('leave_episode')
+    .select(['left_reason', 'left_reason_text', 'left_policy_version'])
+    .where('user_id', '=', userId)
+    .where('left_at_ns', '=', leftAtNs)
+    .executeTakeFirst();
+  return row ? toConsent(row.left_reason, row.left_reason_text, row.left_policy_version) : null;
+}
+
 /** Whether one of the user's leaves, current or past, was for `reason`. */
 export async function hasLeftFor(db: Kysely<Database>, userId: string, reason: ConsentReason): Promise<boolean> {
   const row = await db

@@ -4,6 +4,7 @@ import type { MembershipSync } from './cache/membership-sync.js';
 import type { Consent } from './consent.js';
 import {
   countLeaves,
+  findLeaveConsent,
   findMembership,
   hasLeftFor,
   leave,
@@ -38,6 +39,11 @@ export class Memberships {
   /** The page's leaves, oldest first. */
   leaves(userId: string, page: LeavePage): Promise<LeaveEpisode[]> {
     return listLeaveEpisodes(this.db, userId, page);
+  }
+
+  /** Why the leave at `leftAtNs` happened (its receipt says it); null where nothing was recorded. */
+  leaveConsent(userId: string, leftAtNs: string): Promise<Consent | null> {
+    return findLeaveConsent(this.db, userId, leftAtNs);
   }
 
   leaveCount(userId: string): Promise<number> {
