@@ -50,19 +50,26 @@ describe('the command line of the server and every tool', () => {
     expect(help.stdout).toMatch(/^usage: /);
   });
 
-  it('--check-config validates the whole configuration and exits: OK, or every problem as a one-liner', async () => {
+  // One child process per test: each compiles the server with tsx, which on a loaded machine takes a while.
+  it('--check-config validates the whole configuration and exits: OK', async () => {
     const valid = await run('main.ts', ['--check-config'], {
       NODE_ENV: 'production',
       AUTH_JWT_SECRET: TEST_SECRET,
       DATABASE_URL: 'postgres://u@127.0.0.1:1/none',
     });
     expect(valid).toMatchObject({ code: 0, stdout: 'configuration OK (NODE_ENV=production)\n' });
+  });
+
+  it('--check-config names every problem as a one-liner and exits 2', async () => {
     const invalid = await run('main.ts', ['--check-config'], { NODE_ENV: 'production', AUTH_JWT_SECRET: 'short' });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toBe(
       'Invalid configuration:\n  AUTH_JWT_SECRET: must be at least 32 bytes\n' +
         '  DATABASE_URL: required in production (without it the service would start an embedded development database)\n',
     );
+  });
+
+  it('an unknown argument is refused with the usage', async () => {
     expect(await run('main.ts', ['--port', '4000'])).toMatchObject({
       code: 2,
       stderr: expect.stringMatching(/^unknown argument: --port\n\nusage: /),
