@@ -42,18 +42,40 @@ export function signals(trx: Kysely<Database>, userId: string, after: readonly [
     .execute();
 }
 
-/** The user's community entries still in the aggregates (the ledger view's cohort-less half), by (at_ns, signal_id). */
-export function communityContributions(trx: Kysely<Database>, userId: string, after: readonly [string, string], limit: number) {
-  return trx
+/** The (at_ns, id) of the user's `limit`-th signal after `after`; undefined when fewer are left. */
+export async function signalKeyAhead(trx: Kysely<Database>, userId: string, after: readonly [string, string], limit: number) {
+  const row = await trx
+    .selectFrom('signal')
+    .select(['at_ns', 'id'])
+    .where('user_id', '=', userId)
+    .where((eb) => eb(eb.refTuple('at_ns', 'id'), '>', eb.tuple(after[0], after[1])))
+    .orderBy('at_ns')
+    .orderBy('id')
+    .offset(limit - 1)
+    .limit(1)
+    .executeTakeFirst();
+  return row && ([row.at_ns, row.id] as const);
+}
+
+/**
+ * The user's community entries still in the aggregates (the ledger view's cohort-less half) in
+ * (after, upTo], by (at_ns, signal_id). Bounded by a range of the user's signals, not a LIMIT: over
+ * the view the planner sorts every remaining entry for a LIMIT (a page would cost the whole rest).
+ */
+export function communityContributions(
+  trx: Kysely<Database>,
+  userId: string,
+  after: readonly [string, string],
+  upTo: readonly [string, string] | undefined,
+) {
+  let query = trx
     .selectFrom('contribution')
     .select(['signal_id', 'cohort_id', 'item_id', 'weight_micros', 'at_ns'])
     .where('user_id', '=', userId)
     .where('cohort_id', 'is', null)
-    .where((eb) => eb(eb.refTuple('at_ns', 'signal_id'), '>', eb.tuple(after[0], after[1])))
-    .orderBy('at_ns')
-    .orderBy('signal_id')
-    .limit(limit)
-    .execute();
+    .where((eb) => eb(eb.refTuple('at_ns', 'signal_id'), '>', eb.tuple(after[0], after[1])));
+  if (upTo) query = query.where((eb) => eb(eb.refTuple('at_ns', 'signal_id'), '<=', eb.tuple(upTo[0], upTo[1])));
+  return query.orderBy('at_ns').orderBy('signal_id').execute();
 }
 
 export type ContributionRow = Awaited<ReturnType<typeof communityContributions>>[number];

@@ -101,14 +101,13 @@ export class UserExports {
           limit,
           (rows) => emit(rows.map(signalRecord)),
         );
-        const community = (after: readonly [string, string]) => store.communityContributions(trx, userId, after, limit);
-        await pages(
-          start,
-          community,
-          (row) => byTime(row.at_ns, row.signal_id),
-          limit,
-          (rows) => emit(rows.map(contributionRecord)),
-        );
+        // Community entries a range of `limit` signals at a time (see communityContributions).
+        for (let after = start; ; ) {
+          const upTo = await store.signalKeyAhead(trx, userId, after, limit);
+          await emit((await store.communityContributions(trx, userId, after, upTo)).map(contributionRecord));
+          if (!upTo) break;
+          after = upTo;
+        }
         const cohorts = (after: readonly [string, string, string]) => store.cohortContributions(trx, userId, after, limit);
         const cohortKey = (row: store.ContributionRow) => [row.at_ns, row.signal_id, row.cohort_id ?? ''] as const;
         await pages<store.ContributionRow, readonly [string, string, string]>(['-1', '-1', ''], cohorts, cohortKey, limit, (rows) =>
