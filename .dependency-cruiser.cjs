@@ -7,7 +7,7 @@
  *   6 composition    src/app.ts and the builders beside it in src/app/
  *   5 transports     src/server/, src/settings/
  *   4 API            src/api/ (reaches capabilities through their service objects, never a *.store.ts)
- *   3 capabilities   src/membership/, src/signals/, src/purge/, src/webhooks/, src/budgets/ (no GraphQL)
+ *   3 capabilities   src/membership/, src/signals/, src/purge/, src/webhooks/, src/budgets/, src/export/ (no GraphQL)
  *   2 platform       src/auth/, src/db/
  *   1 base kit       src/graphql/, src/observability/, src/config/, src/ids/, src/time/, src/util/
  * The workspace packages (packages/*: the sender, the settings client) are libraries others install:
@@ -19,7 +19,7 @@ const TOOLING = '^tooling/';
 const COMPOSITION = '^src/app(\\.ts$|/)';
 const TRANSPORTS = '^src/(server|settings)/';
 const API = '^src/api/';
-const CAPABILITIES = '^src/(membership|signals|purge|webhooks|budgets)/';
+const CAPABILITIES = '^src/(membership|signals|purge|webhooks|budgets|export)/';
 const PLATFORM = '^src/(auth|db)/';
 const BASE = '^src/(graphql|observability|config|ids|time|util)/';
 

@@ -32,6 +32,8 @@ export interface Sizes {
   purgeEntries: number;
   /** Outbox rows the change feed replay reads from the start. */
   feedEvents: number;
+  /** Signals of the one user the export case downloads. */
+  exportSignals: number;
 }
 
 /** One line of the table. `met` is null when the row has no target. */

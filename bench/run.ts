@@ -25,6 +25,7 @@ import { singleSignal } from './cases/single-signal.js';
 import { streamCharging } from './cases/stream-charging.js';
 import { tokenVerification } from './cases/token-verification.js';
 import { tracingCost } from './cases/tracing-cost.js';
+import { userExport } from './cases/user-export.js';
 import { startCluster } from './cluster.js';
 import { markdownTable, summaryLine, writeResults } from './report.js';
 
@@ -52,6 +53,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     idleStreams: 500,
     purgeEntries: 50_000,
     feedEvents: 50_000,
+    exportSignals: 50_000,
   },
   full: {
     workload: WORKLOAD,
@@ -74,6 +76,7 @@ const SIZES: Record<'quick' | 'full', Sizes> = {
     idleStreams: 2_000,
     purgeEntries: 1_000_000,
     feedEvents: 1_000_000,
+    exportSignals: 1_000_000,
   },
 };
 
@@ -101,6 +104,7 @@ const CASES: readonly Case[] = [
   fairShare,
   streamCharging,
   refusalCost,
+  userExport,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

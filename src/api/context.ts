@@ -4,6 +4,7 @@ import type { ReceiptSigner } from '../auth/receipt-signer.js';
 import type { BucketState, FairShare } from '../budgets/fair-share.js';
 import type { BudgetClass } from '../budgets/principal.js';
 import type { MembershipChangeFeed } from '../membership/change-feed.js';
+import type { UserExports } from '../export/user-export.js';
 import type { Webhooks } from '../webhooks/webhooks.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import type { Memberships } from '../membership/memberships.js';
@@ -34,6 +35,8 @@ export interface Services {
   logger: Logger;
   /** Budgets per caller, shared by every instance (src/budgets). */
   fairShare: FairShare;
+  /** A user's data to take away (src/export; served at GET /export). */
+  exports: UserExports;
 }
 
 export interface GraphQLContext extends PerItemCoercion {

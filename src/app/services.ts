@@ -4,6 +4,8 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Services } from '../api/context.js';
 import { ReceiptSigner } from '../auth/receipt-signer.js';
+import { signPurgeReceipt } from '../api/receipt-tokens.js';
+import { UserExports } from '../export/user-export.js';
 import { createFairShare } from '../budgets/create-fair-share.js';
 import type { AppConfig } from '../config/config.js';
 import type { InstanceDatabase } from '../db/instance-database.js';
@@ -121,6 +123,7 @@ export function createServices(options: ServicesOptions): ServicesInstance {
     metrics,
     logger,
     fairShare,
+    exports: new UserExports(database.db, receipts, (purge) => signPurgeReceipt(receipts, purge)),
   };
   return { services, webhooksPart, fairSharePart, pools: { 'webhook queue': queuePool, 'fair share': budgetPool } };
 }

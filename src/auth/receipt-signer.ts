@@ -4,6 +4,8 @@ import type { ReceiptSigningJwk } from '../config/groups/downstream.js';
 /** The `typ` of every receipt: verifiers should require it, so no other token of ours passes for one. */
 export const RECEIPT_TYPE = 'community-receipt+jwt';
 export const RECEIPT_ISSUER = 'community-layer';
+/** The `typ` of a user export's closing seal (src/export). */
+export const EXPORT_TYPE = 'community-export+jwt';
 
 function algorithmOf(jwk: JWK): string {
   if (jwk.kty === 'EC' && jwk.crv === 'P-256') return 'ES256';
@@ -68,14 +70,19 @@ export class ReceiptSigner {
   }
 
   /** A receipt over `claims`, identified by `receiptId` (jti) and about `userId` (sub); null when unsigned. */
-  async sign(receiptId: string, userId: string, claims: JWTPayload): Promise<string | null> {
+  sign(receiptId: string, userId: string, claims: JWTPayload): Promise<string | null> {
+    return this.signAs(RECEIPT_TYPE, receiptId, userId, claims);
+  }
+
+  /** The same signature under another `typ` (an export's seal: EXPORT_TYPE), so one kind never passes for the other. */
+  async signAs(typ: string, id: string, userId: string, claims: JWTPayload): Promise<string | null> {
     const key = await this.key;
     if (!key) return null;
     return new SignJWT(claims)
-      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: RECEIPT_TYPE })
+      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ })
       .setIssuer(RECEIPT_ISSUER)
       .setSubject(userId)
-      .setJti(receiptId)
+      .setJti(id)
       .setIssuedAt()
       .sign(key.privateKey);
   }

@@ -98,6 +98,12 @@ export async function listPurges(db: Kysely<Database>, userId: string, limit: nu
   return rows.map(toReceipt);
 }
 
+/** A user's purges, oldest first, after `afterId` (keyset pages: the export). */
+export async function purgesAfter(db: Kysely<Database>, userId: string, afterId: string, limit: number): Promise<PurgeReceipt[]> {
+  const rows = await receipts(db).where('p.user_id', '=', userId).where('p.id', '>', afterId).orderBy('p.id').limit(limit).execute();
+  return rows.map(toReceipt);
+}
+
 function toReceipt(row: ReceiptRow): PurgeReceipt {
   return {
     purgeId: row.id,

@@ -9,6 +9,7 @@ import { withTimeout } from '../util/with-timeout.js';
 import type { Authenticator } from '../auth/authenticate.js';
 import { TOKEN_HEADER_KEY } from 'graphql-sse';
 import type { BulkAdmission } from './bulk-admission.js';
+import { EXPORT_PATH } from './export-route.js';
 import type { EarlyRefusal } from './fair-share-door.js';
 import { answerClientErrors, refusal, sendRefusal, writeRefusal } from './refusals.js';
 import type { StreamTokens } from './stream-tokens.js';
@@ -46,6 +47,8 @@ export interface HttpServerOptions {
   /** Extra pages (the settings page, GraphiQL's assets); answers true when it served the path. */
   pages: (pathname: string, req: http.IncomingMessage, res: http.ServerResponse) => Promise<boolean>;
   isShuttingDown(): boolean;
+  /** GET /export: a user's data as NDJSON (export-route.ts). */
+  exportData: (req: http.IncomingMessage, res: http.ServerResponse, requestId: string) => Promise<void>;
   /** Fair share's refusal of a caller whose budget is spent, before the body is read (fairShareDoor). */
   refuseEarly?: EarlyRefusal;
 }
@@ -76,6 +79,7 @@ export function createHttpServer(options: HttpServerOptions): http.Server {
       const notFound = () => sendRefusal(res, req.headers.accept, refusal(404, 'NOT_FOUND', 'Not found.'));
       return void options.pages(path, req, res).then((served) => served || notFound());
     }
+    if (req.method === 'GET' && path === EXPORT_PATH) return void options.exportData(req, res, requestId);
     const refused = bodyRefusal(req, options.bodyLimitBytes, requestId);
     if (refused) return sendRefusal(res, req.headers.accept, refused);
     // In the request's own trace context even when the door lets it in later, from another request's turn.

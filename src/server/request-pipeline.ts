@@ -19,7 +19,7 @@ import { useCsrfPrevention } from './csrf.js';
 import { fairShareDoor, type EarlyRefusal } from './fair-share-door.js';
 import { useFairShare } from './fair-share.js';
 import { useGlobalPrivacyControl } from './global-privacy-control.js';
-import { fairSharePrincipals } from './fair-share-principals.js';
+import { fairSharePrincipals, type Principals } from './fair-share-principals.js';
 import { useJsonBodies } from './media-type.js';
 import { useMultipartSubscriptions } from './multipart-subscriptions.js';
 import { useOperationMetrics } from './operation-metrics.js';
@@ -53,6 +53,8 @@ export interface RequestPipeline {
   trusted: TrustedDocuments;
   /** graphql-sse's single-connection tokens, which the HTTP server hands out. */
   streamTokens: StreamTokens;
+  /** Who pays what (fair share); null while it is off. */
+  principals: Principals | null;
   /** Before the body is read: a caller refused lately is refused again (fair share), or nothing. */
   refuseEarly?: EarlyRefusal;
 }
@@ -112,6 +114,7 @@ export function requestPipeline({
     observe: requestObserver({ tracer, logger: services.logger, accessLogSample: config.accessLog.sample }),
     trusted,
     streamTokens,
+    principals,
     ...(principals
       ? {
           refuseEarly: fairShareDoor(

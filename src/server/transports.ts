@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/config.js';
 import { createSettingsPage } from '../settings/settings-page.js';
 import { BulkAdmission } from './bulk-admission.js';
 import { EventLoopLoad } from './event-loop-load.js';
+import { exportRoute } from './export-route.js';
 import { graphiql } from './graphiql.js';
 import { createHttpServer, type Probe } from './http.js';
 import { drain, listen } from './listen-and-drain.js';
@@ -12,6 +13,9 @@ import { createMetricsServer } from './metrics-server.js';
 import type { RequestPipeline } from './request-pipeline.js';
 import { createGraphQLWebSocket } from './websocket.js';
 import { createGraphQLServer, CSRF_HEADER, GRAPHQL_ENDPOINT, type RequestScope } from './yoga.js';
+
+/** Each export holds a pooled session for its length: a few at once leave the pool to the requests. */
+const MAX_CONCURRENT_EXPORTS = 2;
 
 export interface TransportsOptions {
   config: AppConfig;
@@ -84,6 +88,15 @@ export function createTransports(options: TransportsOptions): Transports {
     readiness: options.readiness,
     readinessDetails: options.readinessDetails,
     refuseEarly: pipeline.refuseEarly,
+    exportData: exportRoute({
+      exports: services.exports,
+      authenticator,
+      fairShare: services.fairShare,
+      principals: pipeline.principals,
+      retryAfterSeconds: config.retryAfterSeconds,
+      maxConcurrent: MAX_CONCURRENT_EXPORTS,
+      logger: services.logger,
+    }),
   });
   const metricsServer = createMetricsServer(metrics.registry);
   return {

@@ -75,6 +75,12 @@ function html(parentOrigins: string[]): string {
     <button id="older" type="button" class="secondary" aria-controls="history" hidden>Show older leaves</button>
     <p id="no-history" class="hint">You have never left.</p>
   </section>
+  <section aria-labelledby="data-heading">
+    <h2 id="data-heading">Your data</h2>
+    <p class="hint">Everything kept about you in one file: your setting and each time you left or came back, your signals, what still counts in shared recommendations, and your removals with their receipts.</p>
+    <button id="download" type="button" class="secondary">Download my data</button>
+    <p id="download-state" class="hint" role="status" aria-live="polite"></p>
+  </section>
   <form id="token-form" hidden>
     <section aria-labelledby="token-heading">
       <h2 id="token-heading">Sign in</h2>

@@ -11,6 +11,7 @@ import {
   type Membership,
   type PurgeReceipt,
 } from '@community-layer/settings-client';
+import { downloadMyData } from './download.js';
 
 const PURGE_RETRY_MS = 1000;
 const TOKEN_KEY = 'community-layer-token';
@@ -42,6 +43,8 @@ const view = {
   purgeTargetRows: element<HTMLTableSectionElement>('purge-target-rows'),
   confirmPurge: element<HTMLDialogElement>('confirm-purge'),
   confirmPurgeBoundary: element<HTMLSpanElement>('confirm-purge-boundary'),
+  download: element<HTMLButtonElement>('download'),
+  downloadState: element<HTMLParagraphElement>('download-state'),
   tokenForm: element<HTMLFormElement>('token-form'),
   tokenInput: element<HTMLTextAreaElement>('token-input'),
 };
@@ -334,6 +337,7 @@ view.confirmPurge.addEventListener('close', () => {
   else view.purgeStart.focus();
 });
 view.older.addEventListener('click', () => void showOlder());
+view.download.addEventListener('click', () => void (token && downloadMyData(token, view.download, view.downloadState)));
 view.rejoin.addEventListener(
   'click',
   () =>
