@@ -14,7 +14,14 @@ useCluster([{}], (started) => ((cluster = started), (app = started.apps[0]!)), '
 
 const USER = '8200';
 const rejoin = async (userId: string) =>
-  expect((await gql(app, `mutation { rejoinCommunityLayer(userId: "${userId}") { status } }`)).errors).toBeUndefined();
+  expect(
+    (
+      await gql(
+        app,
+        `mutation { rejoinCommunityLayer(userId: "${userId}", reason: CONSENT_PLATFORM, reasonText: "ticket 42", policyVersion: "2026-11") { status } }`,
+      )
+    ).errors,
+  ).toBeUndefined();
 
 describe("a user's data to take away", () => {
   it('exports everything held about the user, row for row, sealed with a JWS the published key verifies', async () => {

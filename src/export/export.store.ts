@@ -19,7 +19,16 @@ export async function snapshotHead(trx: Kysely<Database>, userId: string) {
 export function leaveEpisodes(trx: Kysely<Database>, userId: string, afterLeftAtNs: string, limit: number) {
   return trx
     .selectFrom('leave_episode')
-    .select(['left_at_ns', 'rejoined_at_ns'])
+    .select([
+      'left_at_ns',
+      'rejoined_at_ns',
+      'left_reason',
+      'left_reason_text',
+      'left_policy_version',
+      'rejoined_reason',
+      'rejoined_reason_text',
+      'rejoined_policy_version',
+    ])
     .where('user_id', '=', userId)
     .where('left_at_ns', '>', afterLeftAtNs)
     .orderBy('left_at_ns')

@@ -85,10 +85,21 @@ export class UserExports {
           (rows) =>
             emit(
               rows.flatMap((row): ExportRecord[] => [
-                { type: 'leave', leftAtNs: row.left_at_ns },
+                {
+                  type: 'leave',
+                  leftAtNs: row.left_at_ns,
+                  consent: consent(row.left_reason, row.left_reason_text, row.left_policy_version),
+                },
                 ...(row.rejoined_at_ns === null
                   ? []
-                  : [{ type: 'rejoin' as const, leftAtNs: row.left_at_ns, rejoinedAtNs: row.rejoined_at_ns }]),
+                  : [
+                      {
+                        type: 'rejoin' as const,
+                        leftAtNs: row.left_at_ns,
+                        rejoinedAtNs: row.rejoined_at_ns,
+                        consent: consent(row.rejoined_reason, row.rejoined_reason_text, row.rejoined_policy_version),
+                      },
+                    ]),
               ]),
             ),
         );
@@ -171,4 +182,9 @@ async function pages<Row, Key>(
     await use(rows);
     if (!full) return;
   }
+}
+
+/** Why a leave or rejoin happened (docs/api.md, "Reasons"); null where nothing was recorded. */
+function consent(reason: string | null, reasonText: string | null, policyVersion: string | null) {
+  return reason === null ? null : { reason, reasonText, policyVersion };
 }

@@ -47,7 +47,8 @@ export async function expectedRecords(db: pg.Client, userId: string): Promise<Re
     `SELECT status, left_at_ns::text AS left, rejoined_at_ns::text AS rejoined FROM community_membership WHERE user_id = $1`,
   );
   const episodes = await query(
-    `SELECT left_at_ns::text AS left, rejoined_at_ns::text AS rejoined FROM leave_episode WHERE user_id = $1 ORDER BY left_at_ns`,
+    `SELECT left_at_ns::text AS left, rejoined_at_ns::text AS rejoined, left_reason, left_reason_text, left_policy_version,
+       rejoined_reason, rejoined_reason_text, rejoined_policy_version FROM leave_episode WHERE user_id = $1 ORDER BY left_at_ns`,
   );
   const signals = await query(`SELECT * FROM signal WHERE user_id = $1 ORDER BY at_ns, id`);
   const community = await query(`SELECT * FROM contribution WHERE user_id = $1 AND cohort_id IS NULL ORDER BY at_ns, signal_id`);
@@ -74,8 +75,17 @@ export async function expectedRecords(db: pg.Client, userId: string): Promise<Re
       rejoinedAtNs: membership?.rejoined ?? null,
     },
     ...episodes.flatMap((row) => [
-      { type: 'leave', leftAtNs: row.left },
-      ...(row.rejoined === null ? [] : [{ type: 'rejoin', leftAtNs: row.left, rejoinedAtNs: row.rejoined }]),
+      { type: 'leave', leftAtNs: row.left, consent: consentOf(row.left_reason, row.left_reason_text, row.left_policy_version) },
+      ...(row.rejoined === null
+        ? []
+        : [
+            {
+              type: 'rejoin',
+              leftAtNs: row.left,
+              rejoinedAtNs: row.rejoined,
+              consent: consentOf(row.rejoined_reason, row.rejoined_reason_text, row.rejoined_policy_version),
+            },
+          ]),
     ]),
     ...signals.map((row) => ({
       type: 'signal',
@@ -105,3 +115,6 @@ export async function expectedRecords(db: pg.Client, userId: string): Promise<Re
     })),
   ];
 }
+
+const consentOf = (reason: string | null, reasonText: string | null, policyVersion: string | null) =>
+  reason === null ? null : { reason, reasonText, policyVersion };
