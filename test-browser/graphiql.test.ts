@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { startApp } from '../tooling/start-app.js';
 import { freshDatabase, gql, TEST_SECRET, token } from '../test/support/harness.js';
+import { launchChromium } from './support/chromium.js';
 
 let app: App;
 let browser: Browser;
@@ -24,18 +25,7 @@ beforeAll(async () => {
   // As `npm start` does in development: GraphiQL gets the all-scopes token.
   const developmentToken = await token('1', 'community:admin signals:write');
   app = await startApp(config, { databaseUrl, authKey: { kind: 'secret', secret: TEST_SECRET }, developmentToken });
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
   // Offline, or behind a proxy that lets nothing out: only the server itself answers.
   await context.route('**/*', (route) => {

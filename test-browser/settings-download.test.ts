@@ -1,7 +1,8 @@
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { freshDatabase, gql, startApp, token } from '../test/support/harness.js';
+import { launchChromium } from './support/chromium.js';
 
 const USER = '4343';
 
@@ -10,7 +11,7 @@ let browser: Browser;
 
 beforeAll(async () => {
   app = await startApp(await freshDatabase());
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu'] });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
