@@ -59,7 +59,11 @@ describe('metrics over OTLP/HTTP (to a real receiver)', () => {
       'service.version': VERSION,
     });
     // Every family the scrape shows with a sample is exported, and nothing the scrape does not name.
-    const sampled = [...scraped.families].filter((family) => new RegExp(`^${family}(_bucket|_sum|_count)?[{ ]`, 'm').test(scraped.text));
+    // nodejs_active_requests has a sample only while libuv has a request in flight (a file read, a
+    // DNS lookup): one collection may show it and the next not, so it is left out of the comparison.
+    const sampled = [...scraped.families]
+      .filter((family) => family !== 'nodejs_active_requests')
+      .filter((family) => new RegExp(`^${family}(_bucket|_sum|_count)?[{ ]`, 'm').test(scraped.text));
     const exported = received.metrics.map(({ name }) => name);
     expect(exported).toEqual(expect.arrayContaining(sampled));
     expect(scraped.families).toEqual(new Set([...scraped.families, ...exported]));
