@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
+import { post } from './support/fair-share-requests.js';
 import { eventually, metric, sqlClient, startCluster, token, type Cluster } from './support/harness.js';
 
 /** Small budgets, spent in a few requests, refilled at 10 points a second: a leave past them waits 1.1 s at most. */
@@ -27,20 +28,6 @@ afterAll(async () => {
   await Promise.all([a?.stop(), b?.stop()]);
   await cluster?.stop();
 });
-
-async function post(app: App, bearer: string, query: string, variables?: Record<string, unknown>) {
-  const response = await fetch(app.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', authorization: `Bearer ${bearer}` },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as {
-    data?: Record<string, any> | null;
-    errors?: { extensions?: Record<string, any> }[];
-    extensions?: Record<string, any>;
-  };
-  return { status: response.status, ...body };
-}
 
 /** Reads of 20 points (a bucket of history) until one is refused 429 RATE_LIMITED `budget`, on both instances. */
 async function spendBudget(bearer: string): Promise<void> {
