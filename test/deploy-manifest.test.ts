@@ -26,6 +26,7 @@ const manifest = async () => parse(await readFile(MANIFEST, 'utf8'));
 const secrets = () =>
   kubeSecrets({
     listenUrl: 'postgres://community_layer:s3cret-password@postgres-primary:5432/community_layer',
+    ownerUrl: 'postgres://community_layer_owner:0wner-password@postgres-primary:5432/community_layer',
     pooler: 'community-layer-pgbouncer:6432',
   });
 
@@ -64,6 +65,7 @@ describe('deploy/kubernetes/community-layer.yaml', () => {
       'PodDisruptionBudget',
       'Secret',
       'Secret',
+      'Secret',
       'Service',
       'Service',
     ]);
@@ -80,6 +82,30 @@ describe('deploy/kubernetes/community-layer.yaml', () => {
     ]);
     const nested = parse(text.replace('seccompProfile: { type: RuntimeDefault }', 'seccompProfile: { typ: RuntimeDefault }'));
     expect(strictViolations(nested)).toEqual([expect.stringMatching(/^Job community-layer-migrate: .*'"typ"' does not exist/)]);
+  });
+
+  it('migrates as the owner, granting the role the Deployments run as; one role without --owner-url; refuses the owner as app role', async () => {
+    const objects = await manifest();
+    const [service, , migrate] = await secrets();
+    const envFrom = (kind: string, name: string) =>
+      objects.find((object) => object.kind === kind && object.metadata.name === name)!.spec.template.spec.containers[0].envFrom;
+    const job = envFrom('Job', 'community-layer-migrate');
+    expect(job).toEqual([{ configMapRef: { name: 'community-layer' } }, { secretRef: { name: migrate.metadata.name } }]);
+    expect(envFrom('Deployment', 'community-layer')).toContainEqual({ secretRef: { name: service.metadata.name } });
+    const configMap = objects.find((object) => object.kind === 'ConfigMap' && object.metadata.name === 'community-layer')!.data;
+    // The Job's settings load as migrate reads them (no token key there), and name the owner and the app role.
+    const jobConfig = loadConfig({ ...configMap, ...migrate.stringData }, { tokens: false }).database;
+    expect(new URL(jobConfig.listenUrl!).username).toBe('community_layer_owner');
+    expect(jobConfig.appRole).toBe('community_layer');
+    expect(new URL(loadConfig({ ...configMap, ...service.stringData }).database.listenUrl!).username).toBe(jobConfig.appRole);
+    expect(() => loadConfig({ ...configMap, ...migrate.stringData })).toThrow(/AUTH_/);
+
+    const listenUrl = 'postgres://community_layer:s3cret-password@postgres-primary:5432/community_layer';
+    const [, , oneRole] = await kubeSecrets({ listenUrl, pooler: 'community-layer-pgbouncer:6432' });
+    expect(oneRole.stringData).toEqual({ DATABASE_URL: listenUrl, DATABASE_LISTEN_URL: listenUrl });
+    await expect(kubeSecrets({ listenUrl, ownerUrl: listenUrl, pooler: 'p:6432' })).rejects.toThrow(/must not run as the owner/);
+    const elsewhere = 'postgres://o:p@elsewhere:5432/community_layer';
+    await expect(kubeSecrets({ listenUrl, ownerUrl: elsewhere, pooler: 'p:6432' })).rejects.toThrow(/same host, port and database/);
   });
 
   it('holds no Secret and no placeholder: the Secrets are generated', async () => {

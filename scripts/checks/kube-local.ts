@@ -7,7 +7,8 @@ import { kubeSecrets } from '../../src/cli/kube-secret-objects.js';
 /**
  * `node --import tsx scripts/checks/kube-local.ts --env-file F --out DIR --ports SERVER,METRICS,DELIVERY,DELIVERY_METRICS,PGBOUNCER`:
  * deploy/kubernetes/community-layer.yaml made runnable by podman 4.3's `kube play` on one host, against
- * the check's PostgreSQL on loopback (F: DATABASE_URL, as scripts/database.ts writes it). Only what a
+ * the check's PostgreSQL on loopback (F: DATABASE_URL, the app role's, and OWNER_DATABASE_URL, as
+ * `scripts/database.ts --two-roles` writes them). Only what a
  * single host or podman 4.3 needs is changed; everything else (images, pull policy, commands, probes,
  * security contexts, settings) is played as written:
  * - hostNetwork, one replica each, and each Deployment's ports moved to free ones (no cluster network,
@@ -17,7 +18,7 @@ import { kubeSecrets } from '../../src/cli/kube-secret-objects.js';
  * - the Job becomes a Pod with the Job's own template (`kube play` 4.3 runs Pods, Deployments,
  *   ConfigMaps and PVCs only), written to its own file so it runs, and must succeed, first;
  * - the Secrets come from kube-secrets (as docs/operations.md says) and are written as podman secrets
- *   (`podman secret create NAME FILE`, a JSON map of base64 values: what kube play 4.3 reads for
+ *   (`podman secret create NAME FILE` for each NAME.secret.json, a JSON map of base64 values: what kube play 4.3 reads for
  *   `secretRef`); PgBouncer's userlist is mounted from a ConfigMap, since kube play 4.3 panics on a
  *   `secret` volume (nil pointer in VolumeFromSecret).
  */
@@ -32,7 +33,8 @@ const environment = Object.fromEntries(
     .filter((line) => line.includes('='))
     .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
 );
-if (!environment.DATABASE_URL) throw new Error(`${values['env-file']}: no DATABASE_URL`);
+if (!environment.DATABASE_URL || !environment.OWNER_DATABASE_URL)
+  throw new Error(`${values['env-file']}: no DATABASE_URL or OWNER_DATABASE_URL`);
 const postgres = new URL(environment.DATABASE_URL);
 
 const manifest = path.join(import.meta.dirname, '../../deploy/kubernetes/community-layer.yaml');
@@ -78,7 +80,11 @@ function onHost(spec: any, name: string) {
   }
 }
 
-const [appSecret, pgbouncerSecret] = await kubeSecrets({ listenUrl: postgres.href, pooler: `127.0.0.1:${pgbouncer}` });
+const [appSecret, pgbouncerSecret, migrateSecret] = await kubeSecrets({
+  listenUrl: postgres.href,
+  ownerUrl: environment.OWNER_DATABASE_URL,
+  pooler: `127.0.0.1:${pgbouncer}`,
+});
 const first: unknown[] = [];
 const rest: unknown[] = [];
 for (const object of objects) {
@@ -113,7 +119,9 @@ await mkdir(values.out, { recursive: true });
 const yaml = (documents: unknown[]) => documents.map((document) => JSON.stringify(document, null, 2)).join('\n---\n');
 await writeFile(path.join(values.out, 'migrate.yaml'), yaml(first));
 await writeFile(path.join(values.out, 'services.yaml'), yaml(rest));
-const podmanSecret = Object.fromEntries(
-  Object.entries(appSecret.stringData).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
-);
-await writeFile(path.join(values.out, `${appSecret.metadata.name}.secret.json`), JSON.stringify(podmanSecret), { mode: 0o600 });
+for (const secret of [appSecret, migrateSecret]) {
+  const podmanSecret = Object.fromEntries(
+    Object.entries(secret.stringData).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+  );
+  await writeFile(path.join(values.out, `${secret.metadata.name}.secret.json`), JSON.stringify(podmanSecret), { mode: 0o600 });
+}

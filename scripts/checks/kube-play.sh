@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs deploy/kubernetes/community-layer.yaml for real with `podman kube play`, against a PostgreSQL of
 # its own on loopback, with the images `npm run image` and `npm run image:pgbouncer` built: the
-# migrate Job runs to exit 0, PgBouncer (Debian's, from its image) pools the requests, the serving
+# migrate Job runs to exit 0 as the database's owner and grants the app role, the instances run as that
+# role (not the owner, no superuser), PgBouncer (Debian's, from its image) pools the requests, the serving
 # instance and the delivery-only instance turn ready, a GraphQL signal goes through PgBouncer, Prometheus
 # text answers on the metrics port at a non-loopback address, and stopping the pod drains the service
 # to exit 0. What podman 4.3 on one host needs changed is changed by scripts/checks/kube-local.ts (its
@@ -18,7 +19,7 @@ env_file="$work/database.env"
 started=$(date +%s)
 cleanup() {
   for file in services migrate; do [ -f "$work/$file.yaml" ] && podman kube down "$work/$file.yaml" >/dev/null 2>&1 || true; done
-  podman secret rm community-layer >/dev/null 2>&1 || true
+  podman secret rm community-layer community-layer-migrate >/dev/null 2>&1 || true
   stop_database
   rm -rf "$work"
 }
@@ -39,12 +40,14 @@ runtime = "runc"
 CONF
 export CONTAINERS_CONF="$work/containers.conf"
 
-start_database "$env_file" --role-limits
+start_database "$env_file" --role-limits --two-roles
 ports=$(for _ in 1 2 3 4 5; do free_port; done | paste -sd,)
 IFS=, read -r port metrics_port delivery_port _ _ <<<"$ports"
 node --import tsx scripts/checks/kube-local.ts --env-file "$env_file" --out "$work" --ports "$ports"
-podman secret rm community-layer >/dev/null 2>&1 || true
-podman secret create community-layer "$work/community-layer.secret.json" >/dev/null
+for secret in community-layer community-layer-migrate; do
+  podman secret rm "$secret" >/dev/null 2>&1 || true
+  podman secret create "$secret" "$work/$secret.secret.json" >/dev/null
+done
 
 # The Job first: migrated, exit 0 (the instances refuse a schema behind theirs).
 # kube play turns a livenessProbe into a healthcheck, whose systemd timer is absent here (logged, harmless).
@@ -52,8 +55,9 @@ play() { podman kube play "$1" >/dev/null 2> >(grep -v healthcheck >&2); }
 play "$work/migrate.yaml"
 code=$(podman wait community-layer-migrate-migrate)
 if [ "$code" != 0 ]; then podman logs community-layer-migrate-migrate >&2; echo "check: the migrate Job exited $code" >&2; exit 1; fi
-grep -q '"msg":"migrat' <<<"$(podman logs community-layer-migrate-migrate 2>&1)" || { podman logs community-layer-migrate-migrate >&2; exit 1; }
-echo "check: the migrate Job migrated (exit 0)"
+migrated=$(podman logs community-layer-migrate-migrate 2>&1)
+grep -q '"msg":"migrat' <<<"$migrated" && grep -q '"role":"community_layer_app".*"msg":"privileges granted"' <<<"$migrated" || { echo "$migrated" >&2; exit 1; }
+echo "check: the migrate Job migrated as the owner and granted community_layer_app (exit 0)"
 
 play "$work/services.yaml"
 server=community-layer-pod-0-community-layer
@@ -63,6 +67,7 @@ wait_ready "$delivery_port" 90 "$(alive community-layer-delivery-pod-0-community
 echo "check: the serving and the delivery-only instances are ready"
 podman exec community-layer-delivery-pod-0-community-layer node -e 'process.exit(process.env.WEBHOOK_DELIVERY === "on" ? 0 : 1)'
 podman exec "$server" node -e 'process.exit(process.env.WEBHOOK_DELIVERY === "off" ? 0 : 1)'
+podman exec "$server" node -e 'process.exit(new URL(process.env.DATABASE_LISTEN_URL).username === "community_layer_app" ? 0 : 1)'
 # Every container as the manifest says: not root, a read-only root file system.
 for container in "$server" community-layer-delivery-pod-0-community-layer community-layer-pgbouncer-pod-0-pgbouncer; do
   users=$(podman top "$container" user | tail -n +2 | sort -u | paste -sd,)

@@ -27,7 +27,8 @@ the database.
 answerStandardOptions(USAGE);
 failInOneLine('migrate', (config) => config.database.listenUrl ?? config.database.url);
 const { 'grant-to': grantTo, to } = commandOptions();
-const config = readConfigOrExit();
+// Its Job's Secret holds the owner's URL and no token key: migrate neither verifies nor mints tokens.
+const config = readConfigOrExit({ tokens: false });
 const appRole = grantTo ?? config.database.appRole;
 const logger = createLogger(config);
 const database = await configuredDatabase(config, () => undefined).catch((error: unknown) => {

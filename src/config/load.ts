@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { declaredSettings, readEnvironment } from './declared.js';
-import { configuration, configurationWithoutDatabase, type Config } from './schema.js';
+import { configuration, configurationWithoutDatabase, configurationWithoutTokens, type Config } from './schema.js';
 
 /** The one place that reads the environment. Everything else receives a `Config`. */
 
@@ -12,10 +12,11 @@ const variableByPath = new Map(declaredSettings(configuration).map((setting) => 
 
 /**
  * Reads and checks every setting; a ConfigError lists each problem under the variables it names.
- * `database: false` (a tool that never connects) drops production's demand for DATABASE_URL.
+ * `database: false` (a tool that never connects) drops production's demand for DATABASE_URL;
+ * `tokens: false` (a tool that neither verifies nor mints tokens) its demand for a token key.
  */
-export function loadConfig(environment: Record<string, string | undefined>, { database = true } = {}): Config {
-  const whole = database ? configuration : configurationWithoutDatabase;
+export function loadConfig(environment: Record<string, string | undefined>, { database = true, tokens = true } = {}): Config {
+  const whole = !database ? configurationWithoutDatabase : tokens ? configuration : configurationWithoutTokens;
   const parsed = whole.schema.safeParse(readEnvironment(configuration, environment));
   if (!parsed.success) throw new ConfigError(`Invalid configuration:\n  ${parsed.error.issues.map(problem).join('\n  ')}`);
   return parsed.data;

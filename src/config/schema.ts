@@ -41,8 +41,11 @@ const settings = {
   accessLog: accessLog.schema,
 };
 
-/** `needsDatabase` false: for tools that never connect (a token minted in production needs no DATABASE_URL). */
-const whole = (needsDatabase: boolean) =>
+/**
+ * `needsDatabase` false: for tools that never connect (a token minted in production needs no DATABASE_URL).
+ * `needsTokens` false: for tools that neither verify nor mint tokens (migrate: its Job's Secret holds no key).
+ */
+const whole = (needsDatabase: boolean, needsTokens = true) =>
   group(settings, (object) =>
     object
       // Each production rule only over a group that parsed: a broken one is not transformed (no auth.key).
@@ -50,7 +53,7 @@ const whole = (needsDatabase: boolean) =>
         (config, ctx) => void (needsDatabase && config.env === 'production' && databaseInProduction(config.database, ctx)),
         parsed('database'),
       )
-      .superRefine((config, ctx) => void (config.env === 'production' && authInProduction(config.auth, ctx)), parsed('auth'))
+      .superRefine((config, ctx) => void (needsTokens && config.env === 'production' && authInProduction(config.auth, ctx)), parsed('auth'))
       .transform(({ graphql, database, metrics, ...config }) => {
         const development = config.env !== 'production';
         return {
@@ -70,6 +73,7 @@ const whole = (needsDatabase: boolean) =>
 
 export const configuration = whole(true);
 export const configurationWithoutDatabase = whole(false);
+export const configurationWithoutTokens = whole(true, false);
 
 /** Runs a rule only when nothing under `key` failed (zod otherwise runs it over the unparsed input). */
 function parsed(key: string): z.core.$ZodSuperRefineParams {
