@@ -1,7 +1,12 @@
 import { runMigrations } from 'graphile-worker';
+// The migrations graphile-worker's runMigrations applies (the package has no exports map to hide them).
+import { migrations } from 'graphile-worker/dist/generated/sql.js';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { workerLogger } from '../worker-logger.js';
+
+/** The schema revision this build's graphile-worker runs on: its newest migration (files `000018.sql`…). */
+export const WORKER_SCHEMA_REVISION = Math.max(...Object.keys(migrations).map((file) => Number.parseInt(file.slice(0, 6), 10)));
 
 /** Serializes graphile-worker's schema install: migrations run at once on a new database race on CREATE SCHEMA. */
 const INSTALL_LOCK = 1129073005;

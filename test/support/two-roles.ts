@@ -1,0 +1,42 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { withDatabase } from '../../tooling/databases.js';
+
+/** The two roles of docs/operations.md ("Roles and grants") on a database of their own. */
+export interface TwoRoles {
+  owner: string;
+  app: string;
+  /** The database as the cluster's superuser, as `role` (the password is the same for every role). */
+  url(role?: string): string;
+}
+
+const PASSWORD = 'two-roles-test';
+
+/** An owner that owns the new database and an app role that may only log in (CONNECT only by grant). */
+export async function createTwoRoles(adminDatabaseUrl: string, prefix: string): Promise<TwoRoles> {
+  const suffix = randomBytes(4).toString('hex');
+  const owner = `${prefix}_owner_${suffix}`;
+  const app = `${prefix}_app_${suffix}`;
+  const database = `${prefix}_${suffix}`;
+  const cluster = new pg.Client({ connectionString: adminDatabaseUrl });
+  await cluster.connect();
+  try {
+    for (const role of [owner, app]) await cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${PASSWORD}'`);
+    await cluster.query(`CREATE DATABASE ${database} OWNER ${owner}`);
+    await cluster.query(`REVOKE ALL ON DATABASE ${database} FROM PUBLIC`);
+  } finally {
+    await cluster.end();
+  }
+  return {
+    owner,
+    app,
+    url: (role) => {
+      const url = new URL(withDatabase(adminDatabaseUrl, database));
+      if (role) {
+        url.username = role;
+        url.password = PASSWORD;
+      }
+      return url.toString();
+    },
+  };
+}
