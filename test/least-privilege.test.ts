@@ -91,8 +91,10 @@ describe('least privilege: the service as a role that owns nothing and may creat
         ['ingest_signals', 10],
         ['leave_community_layer', 1],
         ['leave_community_layer', 4],
+        ['leave_community_layer_many', 4],
         ['rejoin_community_layer', 1],
         ['rejoin_community_layer', 4],
+        ['rejoin_community_layer_many', 4],
         ['request_community_purge', 1],
         ['run_community_purge_chunk', 1],
       ].map(([proname, n]) => ({ proname, n, owner: OWNER })),
@@ -131,7 +133,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
   });
 
   it('refuses the app role the direct writes: a membership made ACTIVE, a contribution, an aggregate', async () => {
-    await ok(`mutation { leaveCommunityLayer(userId: "7002") { status } }`);
+    await ok(`mutation { leaveCommunityLayerMany(userIds: ["7002"]) { changed } rejoinCommunityLayerMany(userIds: ["7066"]) { changed } }`);
     const direct = await sqlClient(asRole(adminUrl(), APP));
     try {
       expect(await asCode(direct.query(`UPDATE community_membership SET status = 'ACTIVE', left_at_ns = NULL WHERE user_id = 7002`))).toBe(
