@@ -628,6 +628,27 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION public.leave_community_layer_many(p_users u64[], p_reason consent_reason, p_reason_text text, p_policy_version text)
+ RETURNS TABLE(user_id u64, changed boolean, status membership_status, left_at_ns bigint, version bigint)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+  v_user u64;
+BEGIN
+  PERFORM require_read_committed();
+  PERFORM lock_community_buckets(
+    ARRAY(SELECT DISTINCT community_user_bucket(u) FROM unnest(p_users) AS u ORDER BY 1), false);
+  FOREACH v_user IN ARRAY p_users LOOP
+    SELECT v_user, l.changed, l.status, l.left_at_ns, l.version
+      INTO user_id, changed, status, left_at_ns, version
+      FROM leave_community_layer(v_user, p_reason, p_reason_text, p_policy_version) AS l;
+    RETURN NEXT;
+  END LOOP;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION public.leave_episode_guard()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -766,6 +787,35 @@ BEGIN
   status := coalesce(m.status, 'ACTIVE');
   left_at_ns := m.left_at_ns;
   version := m.version;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION public.rejoin_community_layer_many(p_users u64[], p_reason consent_reason, p_reason_text text, p_policy_version text)
+ RETURNS TABLE(user_id u64, changed boolean, status membership_status, left_at_ns bigint, version bigint, refusal text)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'public', 'pg_temp'
+AS $function$
+DECLARE
+  v_user u64;
+BEGIN
+  PERFORM require_read_committed();
+  PERFORM lock_community_buckets(
+    ARRAY(SELECT DISTINCT community_user_bucket(u) FROM unnest(p_users) AS u ORDER BY 1), false);
+  FOREACH v_user IN ARRAY p_users LOOP
+    IF EXISTS (SELECT 1 FROM community_membership m
+                 JOIN community_purge p ON p.user_id = m.user_id AND p.status = 'RUNNING'
+                WHERE m.user_id = v_user AND m.status = 'LEFT') THEN
+      SELECT v_user, false, m.status, m.left_at_ns, m.version, 'PURGE_IN_PROGRESS'
+        INTO user_id, changed, status, left_at_ns, version, refusal
+        FROM community_membership m WHERE m.user_id = v_user;
+    ELSE
+      SELECT v_user, r.changed, r.status, r.left_at_ns, r.version, NULL
+        INTO user_id, changed, status, left_at_ns, version, refusal
+        FROM rejoin_community_layer(v_user, p_reason, p_reason_text, p_policy_version) AS r;
+    END IF;
+    RETURN NEXT;
+  END LOOP;
 END
 $function$;
 

@@ -85,14 +85,17 @@ describe('least privilege: the service as a role that owns nothing and may creat
       `SELECT proname, pronargs AS arguments, pg_get_userbyid(proowner) AS owner FROM pg_proc
         WHERE prosecdef AND pronamespace = 'public'::regnamespace ORDER BY proname, pronargs`,
     );
-    // leave and rejoin in two forms: with a reason (migration 0024) and the one earlier builds call.
+    // leave and rejoin in two forms: with a reason (migration 0024) and the one earlier builds call;
+    // their bulk forms (migration 0025).
     expect(definers.rows.map(({ proname, arguments: n, owner }) => ({ proname, n, owner }))).toEqual(
       [
         ['ingest_signals', 10],
         ['leave_community_layer', 1],
         ['leave_community_layer', 4],
+        ['leave_community_layer_many', 4],
         ['rejoin_community_layer', 1],
         ['rejoin_community_layer', 4],
+        ['rejoin_community_layer_many', 4],
         ['request_community_purge', 1],
         ['run_community_purge_chunk', 1],
       ].map(([proname, n]) => ({ proname, n, owner: OWNER })),
@@ -150,6 +153,12 @@ describe('least privilege: the service as a role that owns nothing and may creat
       await direct.end();
     }
     expect((await admin.query(`SELECT status FROM community_membership WHERE user_id = 7002`)).rows[0].status).toBe('LEFT');
+  });
+
+  it('leaves and rejoins in bulk through the SECURITY DEFINER bulk functions', async () => {
+    const many = (verb: string) => `mutation { ${verb}CommunityLayerMany(userIds: ["7004", "7068"]) { changed refused } }`;
+    expect(await ok(many('leave'))).toEqual({ leaveCommunityLayerMany: { changed: 2, refused: 0 } });
+    expect(await ok(many('rejoin'))).toEqual({ rejoinCommunityLayerMany: { changed: 2, refused: 0 } });
   });
 
   it('re-applying a function file, as the change-a-function procedure does, keeps SECURITY DEFINER and the search_path', async () => {

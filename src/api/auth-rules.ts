@@ -14,6 +14,7 @@ import type { Viewer } from '../auth/claims.js';
  * | communityContributions                      | the user themselves, or community:admin   |
  * | purgeCommunityContributions, communityPurges, communityPurgeProgress | the user themselves, or community:admin |
  * | verifyCommunityAggregates, webhooks (all)   | community:admin                           |
+ * | leave/rejoinCommunityLayerMany              | community:admin                           |
  * | communityMembershipChanges(Page)            | community:feed, service token only        |
  * | downstream processors (register, list, retire) | community:admin                         |
  * | acknowledgeCommunityPurge                   | community:purge-ack, service token only   |
@@ -36,6 +37,7 @@ export const rules = {
   readAggregates: { authenticated: true },
   readContributions: (userId: string) => ({ $any: { admin: true, self: [userId] } }),
   verifyAggregates: { admin: true },
+  changeMemberships: { admin: true },
   // The feed carries every user's changes: for back-end services, never a user's token.
   readFeed: { $all: { feedReader: true, service: true } },
   acknowledgePurge: { purgeAcknowledger: true },

@@ -49,6 +49,8 @@ export interface GraphQLContext extends PerItemCoercion {
   authProblem: string | null;
   /** When the caller's token expires (ms since the epoch; null: never). Subscriptions end then. */
   tokenExpiresAt: number | null;
+  /** Users of a bulk rejoin whose own rejoin limit is spent (src/server/bulk-rejoin-limits.ts); absent while fair share is off. */
+  limitedRejoins?: ReadonlySet<string>;
   /** What this operation spent of its caller's budget; absent while fair share is off. */
   rateLimit?: RateLimitNote;
 }

@@ -14,7 +14,7 @@ const MAX_HISTORY_PAGE = 100;
  * every instance applies it (a notification, a cache update, a webhook dispatch pass: about 2 ms of
  * CPU each, docs/performance.md), where a signal costs one instance well under 1 ms.
  */
-const MEMBERSHIP_CHANGE_WORK = 10;
+export const MEMBERSHIP_CHANGE_WORK = 10;
 
 /** A membership; from a subscription it carries the state its subscribers share (newest leaves, count). */
 type MembershipView = Membership & { shared?: MembershipState };

@@ -3,6 +3,7 @@ import { builder } from './builder.js';
 import './scalars.js';
 import './decimal-scalar.js';
 import './membership.schema.js';
+import './bulk-membership.schema.js';
 import './signal.schema.js';
 import './signal-batch.schema.js';
 import './aggregate.schema.js';

@@ -11,7 +11,9 @@ export type FieldAdmission =
   /** A leave: never refused by a budget or limit (it only ever reduces what the service does for a user). */
   | { kind: 'leave' }
   /** A rejoin: spends the rejoining user's own limit; that user is the named argument, else the caller. */
-  | { kind: 'rejoin'; userArgument: string };
+  | { kind: 'rejoin'; userArgument: string }
+  /** A bulk rejoin: spends each named user's own limit; a user whose limit is spent is refused in place, not the call. */
+  | { kind: 'rejoinMany'; usersArgument: string };
 
 export const ADMISSION_EXTENSION = 'admission';
 

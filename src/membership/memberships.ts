@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { MembershipSync } from './cache/membership-sync.js';
+import { changeMany, type BulkMembershipChange, type MembershipChangeRefusal } from './bulk-changes.js';
 import type { Consent } from './consent.js';
 import {
   countLeaves,
@@ -18,6 +19,14 @@ import {
 
 export type { LeaveEpisode, LeavePage, Membership } from './membership.store.js';
 export type { Consent } from './consent.js';
+export {
+  MAX_BULK_MEMBERSHIP_CHANGES,
+  refusal,
+  type BulkMembershipChange,
+  type MembershipChangeOutcome,
+  type MembershipChangeRefusal,
+  type MembershipChangeResult,
+} from './bulk-changes.js';
 export type { MembershipState } from './membership-states.store.js';
 
 export type MembershipAction = 'leave' | 'rejoin';
@@ -58,6 +67,20 @@ export class Memberships {
   /** Rejoining while ACTIVE changes nothing. Answers once this instance's cache has it. */
   async rejoin(userId: string, consent: Consent): Promise<Membership> {
     return this.readYourWrite('rejoin', await rejoin(this.db, userId, consent));
+  }
+
+  /** Each user left as by `leave`, one transaction per lock bucket; answers per user in input order. */
+  leaveMany(userIds: readonly string[], consent: Consent): Promise<BulkMembershipChange> {
+    return changeMany(this.db, this.cache, 'leave', userIds, consent, new Map(), (changed) => this.onChange('leave', changed));
+  }
+
+  /** Each user rejoined as by `rejoin`, but those in `refused` (reported in place) or whose purge runs. */
+  rejoinMany(
+    userIds: readonly string[],
+    consent: Consent,
+    refused: ReadonlyMap<string, MembershipChangeRefusal> = new Map(),
+  ): Promise<BulkMembershipChange> {
+    return changeMany(this.db, this.cache, 'rejoin', userIds, consent, refused, (changed) => this.onChange('rejoin', changed));
   }
 
   /**

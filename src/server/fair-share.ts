@@ -9,6 +9,7 @@ import { membershipChangesOf, type BudgetClass } from '../budgets/principal.js';
 import { retryLater } from '../graphql/errors.js';
 import { createCostMemo } from '../graphql/limits/cost-model.js';
 import { ADD_COST_EXTENSION, costExtension, type ExecuteHooks, setRateLimitHeaders } from './budget-report.js';
+import { spentRejoinLimits } from './bulk-rejoin-limits.js';
 import { membershipChanges, operationCharge } from './fair-share-charge.js';
 import type { Principals } from './fair-share-principals.js';
 import { LeaveLine } from './leave-line.js';
@@ -65,16 +66,19 @@ export function useFairShare(
       });
     }
     const decision = fairShare.take(principal.key, principal.budget, cost);
-    if (!decision.admitted || changes.rejoins.length === 0) return answer(context, principal.class, cost, decision, 'budget');
-    return takeRejoins(changes.rejoins).then((refused) =>
-      answer(
+    if (!decision.admitted || (changes.rejoins.length === 0 && changes.bulkRejoins.length === 0))
+      return answer(context, principal.class, cost, decision, 'budget');
+    return takeRejoins(changes.rejoins).then(async (refused) => {
+      // A bulk rejoin is admitted whole: each user past their own limit is refused in its place.
+      if (!refused) context.limitedRejoins = await spentRejoinLimits(fairShare, budgets, changes.bulkRejoins);
+      return answer(
         context,
         principal.class,
         cost,
         refused ? { ...refused, state: decision.state } : decision,
         refused ? 'membershipChanges' : 'budget',
-      ),
-    );
+      );
+    });
   };
 
   /** Each rejoining user's limit, exactly across instances (a rejoin is rare; a round trip is fine): the first refusal, or null. */

@@ -23,6 +23,7 @@ import * as webhookProbation from './0021_webhook_probation.js';
 import * as ingestOneStatement from './0022_ingest_one_statement.js';
 import * as fixedSearchPath from './0023_fixed_search_path.js';
 import * as consentReasons from './0024_consent_reasons.js';
+import * as bulkMembership from './0025_bulk_membership.js';
 
 /**
  * Listed explicitly (not read from the folder) so they load the same under tsc, tsx and vitest.
@@ -56,4 +57,5 @@ export const migrations: Record<string, DeclaredMigration> = {
   '0022_ingest_one_statement': ingestOneStatement,
   '0023_fixed_search_path': fixedSearchPath,
   '0024_consent_reasons': consentReasons,
+  '0025_bulk_membership': bulkMembership,
 };

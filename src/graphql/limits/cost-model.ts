@@ -24,9 +24,11 @@ const DEFAULT_LIST_SIZE = 20;
 export interface Measure extends Writes {
   /** Objects the response can hold: every object-typed field once per item of its list. */
   cost: number;
+  /** The cost of fields declared `bounded` (their own limit holds them): charged, not held to the operation's maximum cost. */
+  boundedCost: number;
 }
 
-const NOTHING: Measure = { cost: 0, signals: 0, cohortAttributions: 0 };
+const NOTHING: Measure = { cost: 0, boundedCost: 0, signals: 0, cohortAttributions: 0 };
 
 /**
  * What the cost model remembers between operations, for one schema (one per app, through its
@@ -51,7 +53,7 @@ export function createCostMemo(): CostMemo {
  * spread counts, as each one executes.
  *
  * - An object-typed field costs 1 per object; scalar and enum fields cost nothing; a field's
- *   declared `work` adds to that.
+ *   declared `work` adds to that. A field declared `bounded` counts in `boundedCost` instead.
  * - A list multiplies its selection by its size: the field's `listSize`, else the `listSize` of the
  *   field around it (a connection's `first` sizes its `edges`), else DEFAULT_LIST_SIZE.
  * - Introspection (`__schema`, `__type`) is not counted: it is bounded by the schema, and held by
@@ -157,17 +159,23 @@ class CostWalk {
     const composite = isCompositeType(type);
     const below = composite && node.selectionSet ? this.selection(node.selectionSet, type, isList ? undefined : declaredSize) : NOTHING;
     const own = declaration?.writes?.(args) ?? NOTHING;
-    return add(
-      { cost: declaration?.work ?? 0, signals: own.signals, cohortAttributions: own.cohortAttributions },
+    const measure = add(
+      { cost: workOf(declaration, args), boundedCost: 0, signals: own.signals, cohortAttributions: own.cohortAttributions },
       { ...below, cost: below.cost + (composite ? 1 : 0) },
       items,
     );
+    return declaration?.bounded ? { ...measure, cost: 0, boundedCost: measure.cost + measure.boundedCost } : measure;
   }
 
   private conditionType(name: string | undefined): GraphQLCompositeType | undefined {
     const type = name === undefined ? undefined : this.schema.getType(name);
     return type && isCompositeType(type) ? type : undefined;
   }
+}
+
+function workOf(declaration: FieldCost<Record<string, unknown>> | undefined, args: Record<string, unknown>): number {
+  const work = declaration?.work;
+  return typeof work === 'function' ? (size(work(args)) ?? 0) : (work ?? 0);
 }
 
 function size(value: number | undefined): number | undefined {
@@ -177,6 +185,7 @@ function size(value: number | undefined): number | undefined {
 function add(base: Measure, part: Measure, times: number): Measure {
   return {
     cost: base.cost + times * part.cost,
+    boundedCost: base.boundedCost + times * part.boundedCost,
     signals: base.signals + times * part.signals,
     cohortAttributions: base.cohortAttributions + times * part.cohortAttributions,
   };

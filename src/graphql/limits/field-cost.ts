@@ -13,9 +13,16 @@ export interface FieldCost<Args> {
   writes?: (args: Args) => Writes;
   /**
    * Points for the field's own work beyond the objects it returns: a mutation whose effects reach
-   * every instance (Shopify charges every mutation 10).
+   * every instance (Shopify charges every mutation 10); a function of the arguments for a field
+   * whose work grows with them (a bulk leave: per user).
    */
-  work?: number;
+  work?: number | ((args: Args) => number);
+  /**
+   * The field's answer and work are held by a limit of its own (a bulk membership change: its
+   * per-call number of users): charged to the caller's budget in full (`boundedCost`), but not held
+   * to GRAPHQL_MAX_COST, which is for what a caller can ask freely (pages, aliases).
+   */
+  bounded?: boolean;
 }
 
 export interface Writes {

@@ -1,0 +1,103 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { MembershipSync } from './cache/membership-sync.js';
+import type { Consent } from './consent.js';
+import { groupByBucket, leaveBucket, rejoinBucket, type BulkWrite } from './membership-bulk.store.js';
+import type { Membership } from './membership.store.js';
+
+/** Ids one bulk call may name (docs/api.md, "Bulk leave and rejoin"). */
+export const MAX_BULK_MEMBERSHIP_CHANGES = 5000;
+/**
+ * Bucket transactions of one call in flight at once: enough to overlap round trips, few enough to
+ * leave the pool to signals (each holds one connection and one bucket's exclusive lock).
+ */
+export const BULK_BUCKET_CONCURRENCY = 3;
+
+export type MembershipChangeOutcome = 'CHANGED' | 'UNCHANGED' | 'REFUSED';
+
+export interface MembershipChangeRefusal {
+  code: string;
+  message: string;
+}
+
+export interface MembershipChangeResult {
+  userId: string;
+  outcome: MembershipChangeOutcome;
+  /** The state after the call; null when refused. */
+  membership: Membership | null;
+  refusal: MembershipChangeRefusal | null;
+}
+
+export interface BulkMembershipChange {
+  /** One per input id, in input order. */
+  results: MembershipChangeResult[];
+  changed: number;
+  unchanged: number;
+  refused: number;
+}
+
+export type BulkAction = 'leave' | 'rejoin';
+
+const REFUSAL_MESSAGES: Record<string, string> = {
+  PURGE_IN_PROGRESS: 'a purge of this user’s contributions is running: rejoin when it has finished',
+  RATE_LIMITED: 'this user’s rejoin limit is spent: rejoin later',
+};
+
+export function refusal(code: string): MembershipChangeRefusal {
+  return { code, message: REFUSAL_MESSAGES[code] ?? code };
+}
+
+/**
+ * Leaves or rejoins every user of `userIds` (distinct, well formed) but those in `refused`, one
+ * transaction per lock bucket, a few buckets at a time; answers in input order once this instance's
+ * cache holds the highest version written. A call cut off half way leaves whole buckets done.
+ */
+export async function changeMany(
+  db: Kysely<Database>,
+  cache: MembershipSync,
+  action: BulkAction,
+  userIds: readonly string[],
+  consent: Consent,
+  refused: ReadonlyMap<string, MembershipChangeRefusal>,
+  onChange: (changed: boolean) => void,
+): Promise<BulkMembershipChange> {
+  const write = action === 'leave' ? leaveBucket : rejoinBucket;
+  const buckets = await groupByBucket(
+    db,
+    userIds.filter((userId) => !refused.has(userId)),
+  );
+  const written = new Map<string, BulkWrite>();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < buckets.length) {
+      const bucket = buckets[next++]!;
+      for (const answer of await write(db, bucket, consent)) {
+        written.set(answer.membership.userId, answer);
+        if (answer.refusal === null) onChange(answer.changed);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(BULK_BUCKET_CONCURRENCY, buckets.length) }, worker));
+  const highest = [...written.values()].reduce<bigint | null>((max, { membership: { version } }) => {
+    if (version === null) return max;
+    return max === null || BigInt(version) > max ? BigInt(version) : max;
+  }, null);
+  if (highest !== null) await cache.caughtUp(highest);
+  return summarize(userIds.map((userId) => toResult(userId, written.get(userId), refused.get(userId))));
+}
+
+function toResult(
+  userId: string,
+  answer: BulkWrite | undefined,
+  refusedUpFront: MembershipChangeRefusal | undefined,
+): MembershipChangeResult {
+  if (answer === undefined || answer.refusal !== null) {
+    return { userId, outcome: 'REFUSED', membership: null, refusal: refusedUpFront ?? refusal(answer?.refusal ?? 'REFUSED') };
+  }
+  return { userId, outcome: answer.changed ? 'CHANGED' : 'UNCHANGED', membership: answer.membership, refusal: null };
+}
+
+function summarize(results: MembershipChangeResult[]): BulkMembershipChange {
+  const count = (outcome: MembershipChangeOutcome) => results.filter((result) => result.outcome === outcome).length;
+  return { results, changed: count('CHANGED'), unchanged: count('UNCHANGED'), refused: count('REFUSED') };
+}
