@@ -46,7 +46,9 @@ describe('npm run memberships', () => {
     const databaseUrl = await freshDatabase();
     const db = await sqlClient(databaseUrl);
     try {
-      // 501 and 502 are LEFT, 502's contributions being purged; 503 never left.
+      // 501 and 502 are LEFT, 502's contribution being purged (no server runs the purge); 503 never left.
+      await db.query(`INSERT INTO signal (id, user_id, item_id, kind, weight_micros, cohort_ids, at_ns, forwarded)
+                      VALUES (nextval('signal_id_seq'), 502, 'item-1', 'VIEW', 1000000, '{}', now_ns(), true)`);
       await db.query(`SELECT leave_community_layer(u::u64) FROM unnest('{501,502}'::text[]) AS u`);
       await db.query(`SELECT request_community_purge(502)`);
       const file = path.join(await mkdtemp(path.join(tmpdir(), 'memberships-')), 'ids.txt');
