@@ -63,6 +63,8 @@ describe('bulk leave and rejoin', () => {
     expect(first.errors).toBeUndefined();
     const bulk = first.data!.leaveCommunityLayerMany;
     expect(bulk).toMatchObject({ changed: 300, unchanged: 0, refused: 0 });
+    // Charged as 300 leaves (10 each) plus its objects: the answer, and per user a result, a membership, a refusal.
+    expect((first as { extensions?: { cost?: { actualQueryCost: number } } }).extensions?.cost?.actualQueryCost).toBe(1 + 300 * 13);
     expect(bulk.results.map((result: { userId: string }) => result.userId)).toEqual(userIds);
     for (const result of bulk.results) {
       expect(result).toMatchObject({ outcome: 'CHANGED', refusal: null, membership: { userId: result.userId, status: 'LEFT' } });

@@ -1,4 +1,4 @@
-import { GraphQLID, GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from 'graphql';
+import { GraphQLID, GraphQLList, GraphQLObjectType, GraphQLSchema, GraphQLString, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema as api } from '../src/api/schema.js';
 import { mutationFieldsAdmitted, type FieldAdmission } from '../src/graphql/field-admission.js';
@@ -19,6 +19,7 @@ const schema = new GraphQLSchema({
       recordTaps: field({ kind: 'signalIngestion' }),
       quit: field({ kind: 'leave' }),
       comeBack: field({ kind: 'rejoin', userArgument: 'user' }),
+      comeBackAll: { ...field({ kind: 'rejoinMany', usersArgument: 'users' }), args: { users: { type: new GraphQLList(GraphQLID) } } },
       signals: field(),
       leaveCommunityLayer: field(),
       rejoinCommunityLayer: field(),
@@ -42,8 +43,16 @@ describe('the request plugins read what fields declare (extensions.admission), n
   });
 
   it('lets an operation of declared leaves through every budget, and budgets declared rejoins per user', () => {
-    expect(membershipChanges(operation('mutation { quit a: quit __typename }'), '5')).toEqual({ rejoins: [], leavesOnly: true });
-    expect(membershipChanges(operation('mutation { leaveCommunityLayer }'), '5')).toEqual({ rejoins: [], leavesOnly: false });
+    expect(membershipChanges(operation('mutation { quit a: quit __typename }'), '5')).toEqual({
+      rejoins: [],
+      leavesOnly: true,
+      bulkRejoins: [],
+    });
+    expect(membershipChanges(operation('mutation { leaveCommunityLayer }'), '5')).toEqual({
+      rejoins: [],
+      leavesOnly: false,
+      bulkRejoins: [],
+    });
     expect(
       membershipChanges(
         operation('mutation ($u: ID) { comeBack a: comeBack(user: "7") b: comeBack(user: $u) ...F } fragment F on Mutation { comeBack }', {
@@ -51,8 +60,16 @@ describe('the request plugins read what fields declare (extensions.admission), n
         }),
         '5',
       ),
-    ).toEqual({ rejoins: ['5', '7', '8', '5'], leavesOnly: false });
-    expect(membershipChanges(operation('mutation { rejoinCommunityLayer(user: "7") }'), '5')).toEqual({ rejoins: [], leavesOnly: false });
+    ).toEqual({ rejoins: ['5', '7', '8', '5'], leavesOnly: false, bulkRejoins: [] });
+    expect(membershipChanges(operation('mutation { rejoinCommunityLayer(user: "7") }'), '5')).toEqual({
+      rejoins: [],
+      leavesOnly: false,
+      bulkRejoins: [],
+    });
+    // A bulk rejoin's users, from a literal list or a variable; each is refused in place past their limit.
+    expect(
+      membershipChanges(operation('mutation ($u: [ID]) { a: comeBackAll(users: ["7", 8]) b: comeBackAll(users: $u) }', { u: ['9'] }), '5'),
+    ).toEqual({ rejoins: [], leavesOnly: false, bulkRejoins: ['7', '8', '9'] });
   });
 
   it('names the declared leaves for the door, which scans bodies for them', () => {
@@ -61,7 +78,8 @@ describe('the request plugins read what fields declare (extensions.admission), n
 
   it("the API declares its signal writes (the sender's sendSignals among them), its leave and its rejoin", () => {
     expect(mutationFieldsAdmitted(api, 'signalIngestion').sort()).toEqual(['sendSignals', 'signal', 'signals']);
-    expect(mutationFieldsAdmitted(api, 'leave')).toEqual(['leaveCommunityLayer']);
+    expect(mutationFieldsAdmitted(api, 'leave').sort()).toEqual(['leaveCommunityLayer', 'leaveCommunityLayerMany']);
     expect(mutationFieldsAdmitted(api, 'rejoin')).toEqual(['rejoinCommunityLayer']);
+    expect(mutationFieldsAdmitted(api, 'rejoinMany')).toEqual(['rejoinCommunityLayerMany']);
   });
 });

@@ -85,8 +85,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
       `SELECT proname, pronargs AS arguments, pg_get_userbyid(proowner) AS owner FROM pg_proc
         WHERE prosecdef AND pronamespace = 'public'::regnamespace ORDER BY proname, pronargs`,
     );
-    // leave and rejoin in two forms: with a reason (migration 0024) and the one earlier builds call;
-    // their bulk forms (migration 0025).
+    // leave and rejoin in two forms: with a reason (migration 0024) and the one earlier builds call.
     expect(definers.rows.map(({ proname, arguments: n, owner }) => ({ proname, n, owner }))).toEqual(
       [
         ['ingest_signals', 10],
@@ -134,7 +133,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
   });
 
   it('refuses the app role the direct writes: a membership made ACTIVE, a contribution, an aggregate', async () => {
-    await ok(`mutation { leaveCommunityLayer(userId: "7002") { status } }`);
+    await ok(`mutation { leaveCommunityLayerMany(userIds: ["7002"]) { changed } rejoinCommunityLayerMany(userIds: ["7066"]) { changed } }`);
     const direct = await sqlClient(asRole(adminUrl(), APP));
     try {
       expect(await asCode(direct.query(`UPDATE community_membership SET status = 'ACTIVE', left_at_ns = NULL WHERE user_id = 7002`))).toBe(
@@ -153,12 +152,6 @@ describe('least privilege: the service as a role that owns nothing and may creat
       await direct.end();
     }
     expect((await admin.query(`SELECT status FROM community_membership WHERE user_id = 7002`)).rows[0].status).toBe('LEFT');
-  });
-
-  it('leaves and rejoins in bulk through the SECURITY DEFINER bulk functions', async () => {
-    const many = (verb: string) => `mutation { ${verb}CommunityLayerMany(userIds: ["7004", "7068"]) { changed refused } }`;
-    expect(await ok(many('leave'))).toEqual({ leaveCommunityLayerMany: { changed: 2, refused: 0 } });
-    expect(await ok(many('rejoin'))).toEqual({ rejoinCommunityLayerMany: { changed: 2, refused: 0 } });
   });
 
   it('re-applying a function file, as the change-a-function procedure does, keeps SECURITY DEFINER and the search_path', async () => {

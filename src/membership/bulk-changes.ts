@@ -91,10 +91,11 @@ function toResult(
   answer: BulkWrite | undefined,
   refusedUpFront: MembershipChangeRefusal | undefined,
 ): MembershipChangeResult {
-  if (answer === undefined || answer.refusal !== null) {
-    return { userId, outcome: 'REFUSED', membership: null, refusal: refusedUpFront ?? refusal(answer?.refusal ?? 'REFUSED') };
+  // Every user not refused up front was written: groupByBucket returns each id once.
+  if (refusedUpFront || answer!.refusal !== null) {
+    return { userId, outcome: 'REFUSED', membership: null, refusal: refusedUpFront ?? refusal(answer!.refusal!) };
   }
-  return { userId, outcome: answer.changed ? 'CHANGED' : 'UNCHANGED', membership: answer.membership, refusal: null };
+  return { userId, outcome: answer!.changed ? 'CHANGED' : 'UNCHANGED', membership: answer!.membership, refusal: null };
 }
 
 function summarize(results: MembershipChangeResult[]): BulkMembershipChange {
