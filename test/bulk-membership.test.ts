@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { eventually, gql, rowCounts, token, useCluster } from './support/harness.js';
+import { eventually, gql, rowCounts, sqlClient, token, useCluster } from './support/harness.js';
 import { leave, purge, send } from './support/purge-requests.js';
 import { receiver, type Receiver } from './support/webhook-receivers.js';
 
@@ -13,6 +13,7 @@ const STATUS = `query ($userId: UInt64!) { communityLayerStatus(userId: $userId)
 
 let app: App;
 let db: pg.Client;
+let databaseUrl: string;
 let hook: Receiver;
 beforeAll(async () => {
   hook = await receiver((_req, res) => void res.writeHead(200).end());
@@ -23,6 +24,7 @@ useCluster(
   (cluster) => {
     app = cluster.apps[0]!;
     db = cluster.db;
+    databaseUrl = cluster.databaseUrl;
   },
   'direct',
   {
@@ -98,6 +100,24 @@ describe('bulk leave and rejoin', () => {
       return rows[0].users === 300 && rows[0].n === 300;
     }, 60_000);
     expect(hook.requests).toBeGreaterThanOrEqual(300);
+  });
+
+  it('commits bucket by bucket: users of a free bucket are LEFT while another bucket waits for its lock', async () => {
+    const holder = await sqlClient(databaseUrl);
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT lock_community_buckets(ARRAY[community_user_bucket(841)], false)');
+      const call = many('leave', ['840', '841']);
+      const statusOf = async (userId: number) =>
+        (await db.query('SELECT status FROM community_membership WHERE user_id = $1', [userId])).rows[0]?.status ?? 'ACTIVE';
+      await eventually(async () => (await statusOf(840)) === 'LEFT');
+      expect(await statusOf(841)).toBe('ACTIVE');
+      await holder.query('COMMIT');
+      expect((await call).data!.leaveCommunityLayerMany.changed).toBe(2);
+      expect(await statusOf(841)).toBe('LEFT');
+    } finally {
+      await holder.end();
+    }
   });
 
   it('refuses malformed, repeated, too many or no ids with BAD_USER_INPUT naming each position, writing nothing', async () => {

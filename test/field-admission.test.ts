@@ -69,7 +69,7 @@ describe('the request plugins read what fields declare (extensions.admission), n
     // A bulk rejoin's users, from a literal list or a variable; each is refused in place past their limit.
     expect(
       membershipChanges(operation('mutation ($u: [ID]) { a: comeBackAll(users: ["7", 8]) b: comeBackAll(users: $u) }', { u: ['9'] }), '5'),
-    ).toEqual({ rejoins: [], leavesOnly: false, bulkRejoins: ['7', '8', '9'] });
+    ).toEqual({ rejoins: [], leavesOnly: false, bulkRejoins: [['7', '8'], ['9']] });
   });
 
   it('names the declared leaves for the door, which scans bodies for them', () => {

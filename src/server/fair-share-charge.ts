@@ -23,8 +23,8 @@ export interface MembershipChanges {
   rejoins: string[];
   /** A mutation whose every field is a leave (`__typename` aside): never refused by a budget or limit. */
   leavesOnly: boolean;
-  /** The users of bulk rejoins, as given (a literal list or a variable): each refused in place past their limit. */
-  bulkRejoins: unknown[];
+  /** The users of each bulk rejoin, as given (a literal list or a variable): each refused in place past their limit. */
+  bulkRejoins: unknown[][];
 }
 
 const NO_CHANGES: MembershipChanges = { rejoins: [], leavesOnly: false, bulkRejoins: [] };
@@ -37,7 +37,7 @@ export function membershipChanges(
   const operation = getOperationAST(args.document, args.operationName);
   if (operation?.operation !== 'mutation') return NO_CHANGES;
   const rejoins: string[] = [];
-  const bulkRejoins: unknown[] = [];
+  const bulkRejoins: unknown[][] = [];
   let leaves = 0;
   let others = 0;
   const variables = (args.variableValues ?? {}) as Record<string, unknown>;
@@ -62,7 +62,7 @@ export function membershipChanges(
               : argument?.kind === Kind.VARIABLE
                 ? variables[argument.name.value]
                 : undefined;
-          if (Array.isArray(given)) bulkRejoins.push(...given);
+          if (Array.isArray(given)) bulkRejoins.push(given);
           others++;
         } else if (name !== '__typename') others++;
       } else if (depth < 8) {
