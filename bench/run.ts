@@ -3,6 +3,7 @@ import './production-mode.js';
 import { loadavg } from 'node:os';
 import type { Case, Row, Sizes } from './case.js';
 import { batched } from './cases/batched.js';
+import { bulkLeave } from './cases/bulk-leave.js';
 import { correctness } from './cases/correctness.js';
 import { costModel } from './cases/cost-model.js';
 import { failover } from './cases/failover.js';
@@ -105,6 +106,7 @@ const CASES: readonly Case[] = [
   streamCharging,
   refusalCost,
   userExport,
+  bulkLeave,
 ];
 
 const mode = process.argv.includes('--quick') ? 'quick' : 'full';

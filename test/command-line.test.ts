@@ -13,6 +13,7 @@ const TOOLS = [
     'migrate',
     'webhooks',
     'processors',
+    'memberships',
     'kube-secrets',
     'healthcheck',
     'documents-register',

@@ -4,6 +4,7 @@ import { gql } from './harness.js';
 
 /** Signals, leaves and rejoins sent to one instance of a cluster, recorded for the invariant checks (tooling/invariants.ts). */
 
+const SIGNAL = `mutation ($input: SignalInput!) { signal(input: $input) { signalId forwarded cohortsAttributed } }`;
 const SIGNALS = `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { signalId forwarded cohortsAttributed } }`;
 
 /** One group of signals: an operation per signal, all with the group's start and end. Throws on errors. */
@@ -21,6 +22,15 @@ export async function signalsOn(app: App, inputs: { userId: string }[], instance
     ok: true,
     ...outcome,
   }));
+}
+
+/** One single signal (the `signal` field). */
+export async function signalOn(app: App, input: { userId: string }, instance: number): Promise<Operation> {
+  const start = performance.now();
+  const response = await gql(app, SIGNAL, { input });
+  const end = performance.now();
+  const ok = response.status === 200 && !response.errors;
+  return { kind: 'signal', userId: input.userId, instance, start, end, ok, ...(ok ? response.data!.signal : {}) };
 }
 
 export async function membershipOn(app: App, kind: 'leave' | 'rejoin', userId: string, instance: number): Promise<Operation> {
