@@ -1,12 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { App } from '../src/app.js';
 import { migrateOverSession } from '../src/db/migrations/migrate.js';
 import { readSqlFile } from '../src/db/migrations/sql-files.js';
 import { createLogger } from '../src/observability/logger.js';
-import { withDatabase } from '../tooling/databases.js';
 import { eventually, gql, sqlClient, startApp } from './support/harness.js';
+import { createTwoRoles, type TwoRoles } from './support/two-roles.js';
 import { receiver, type Receiver } from './support/webhook-receivers.js';
 
 /**
@@ -15,20 +14,7 @@ import { receiver, type Receiver } from './support/webhook-receivers.js';
  * CONNECT and the granted privileges only, and cannot write the boundary tables but through the
  * service's functions.
  */
-const suffix = randomBytes(4).toString('hex');
-const OWNER = `owner_${suffix}`;
-const APP = `app_${suffix}`;
-const BARE = `bare_${suffix}`;
-const DATABASE = `least_privilege_${suffix}`;
-const PASSWORD = 'least-privilege-test';
-
-const asRole = (url: string, role: string) => {
-  const parsed = new URL(url);
-  parsed.username = role;
-  parsed.password = PASSWORD;
-  return parsed.toString();
-};
-const adminUrl = () => withDatabase(inject('adminDatabaseUrl'), DATABASE);
+let roles: TwoRoles;
 const asCode = (promise: Promise<unknown>) =>
   promise.then(
     () => 'done',
@@ -39,21 +25,11 @@ let admin: pg.Client;
 let app: App;
 let hook: Receiver;
 beforeAll(async () => {
-  const cluster = new pg.Client({ connectionString: inject('adminDatabaseUrl') });
-  await cluster.connect();
-  try {
-    for (const role of [OWNER, APP, BARE]) await cluster.query(`CREATE ROLE ${role} LOGIN PASSWORD '${PASSWORD}'`);
-    await cluster.query(`CREATE DATABASE ${DATABASE} OWNER ${OWNER}`);
-    // CONNECT (and TEMP) only by grant: the app role gets what `--grant-to` gives it, nothing from PUBLIC.
-    await cluster.query(`REVOKE ALL ON DATABASE ${DATABASE} FROM PUBLIC`);
-    await cluster.query(`GRANT CONNECT ON DATABASE ${DATABASE} TO ${BARE}`);
-  } finally {
-    await cluster.end();
-  }
-  await migrateOverSession(asRole(adminUrl(), OWNER), createLogger({ env: 'test', logLevel: 'silent' }), { grantTo: APP });
-  admin = await sqlClient(adminUrl());
+  roles = await createTwoRoles(inject('adminDatabaseUrl'), 'least_privilege');
+  await migrateOverSession(roles.url(roles.owner), createLogger({ env: 'test', logLevel: 'silent' }), { grantTo: roles.app });
+  admin = await sqlClient(roles.url());
   hook = await receiver((_req, res) => void res.writeHead(200).end());
-  app = await startApp(asRole(adminUrl(), APP), {
+  app = await startApp(roles.url(roles.app), {
     MIGRATE_ON_START: 'false',
     WEBHOOK_ALLOWED_DESTINATIONS: '127.0.0.1',
     WEBHOOK_POLL_MS: '100',
@@ -78,7 +54,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
       `SELECT has_database_privilege($1, current_database(), 'CREATE') AS database,
               has_schema_privilege($1, 'public', 'CREATE') AS public, has_schema_privilege($1, 'graphile_worker', 'CREATE') AS worker,
               (SELECT count(*)::int FROM pg_class WHERE relowner = $1::regrole) AS owned`,
-      [APP],
+      [roles.app],
     );
     expect(rows[0]).toEqual({ database: false, public: false, worker: false, owned: 0 });
     const definers = await admin.query(
@@ -97,7 +73,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
         ['rejoin_community_layer_many', 4],
         ['request_community_purge', 1],
         ['run_community_purge_chunk', 1],
-      ].map(([proname, n]) => ({ proname, n, owner: OWNER })),
+      ].map(([proname, n]) => ({ proname, n, owner: roles.owner })),
     );
   });
 
@@ -134,7 +110,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
 
   it('refuses the app role the direct writes: a membership made ACTIVE, a contribution, an aggregate', async () => {
     await ok(`mutation { leaveCommunityLayerMany(userIds: ["7002"]) { changed } rejoinCommunityLayerMany(userIds: ["7066"]) { changed } }`);
-    const direct = await sqlClient(asRole(adminUrl(), APP));
+    const direct = await sqlClient(roles.url(roles.app));
     try {
       expect(await asCode(direct.query(`UPDATE community_membership SET status = 'ACTIVE', left_at_ns = NULL WHERE user_id = 7002`))).toBe(
         '42501',
@@ -155,7 +131,7 @@ describe('least privilege: the service as a role that owns nothing and may creat
   });
 
   it('re-applying a function file, as the change-a-function procedure does, keeps SECURITY DEFINER and the search_path', async () => {
-    const owner = await sqlClient(asRole(adminUrl(), OWNER));
+    const owner = await sqlClient(roles.url(roles.owner));
     try {
       await owner.query(await readSqlFile(['leave_community_layer', 5]));
     } finally {
@@ -188,12 +164,14 @@ describe('least privilege: the service as a role that owns nothing and may creat
   });
 
   it('a role missing a grant is refused at start in one line naming the privilege and the grant', async () => {
-    const refused = await startApp(asRole(adminUrl(), BARE), { MIGRATE_ON_START: 'false' }).then(
+    const refused = await startApp(roles.url(roles.bare), { MIGRATE_ON_START: 'false' }).then(
       () => null,
       (error: Error) => error.message,
     );
     expect(refused).toMatch(
-      new RegExp(`^database role "${BARE}" lacks \\S+ on .+: grant them as the owner with \`npm run migrate -- --grant-to ${BARE}\``),
+      new RegExp(
+        `^database role "${roles.bare}" lacks \\S+ on .+: grant them as the owner with \`npm run migrate -- --grant-to ${roles.bare}\``,
+      ),
     );
     expect(refused).not.toContain('\n');
   });
