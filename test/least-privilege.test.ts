@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { App } from '../src/app.js';
 import { migrateOverSession } from '../src/db/migrations/migrate.js';
