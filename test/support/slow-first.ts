@@ -10,6 +10,7 @@ const SLOW_FIRST = [
   'test/command-line.test.ts',
   'test/embedded-exits.test.ts',
   'test/command-line-errors.test.ts',
+  'test/bulk-boundary.test.ts',
   'test/cluster-cache.test.ts',
   'test/start-anywhere.test.ts',
   'test/outage.test.ts',
