@@ -21,10 +21,7 @@ export function pages<Row, Key>(
   );
 }
 
-/**
- * Pages that carry their own next key (LinePage), one at a time: the next is asked for once the
- * current one is used, so a page's strings are never held while the client drains.
- */
+/** Pages that carry their own next key (LinePage), one at a time: the next is asked for once the current one is used. */
 export async function linePages<Key, Page extends Pick<LinePage<Key>, 'records' | 'last'>>(
   start: Key,
   fetch: (after: Key) => Promise<Page>,
@@ -33,8 +30,10 @@ export async function linePages<Key, Page extends Pick<LinePage<Key>, 'records' 
 ): Promise<void> {
   for (let after = start; ; ) {
     const page = await fetch(after);
+    // Only the counts and key outlive `use`, not the page's strings.
+    const { records, last } = page;
     await use(page);
-    if (page.records < limit || page.last === null) return;
-    after = page.last;
+    if (records < limit || last === null) return;
+    after = last;
   }
 }
