@@ -39,6 +39,19 @@ describe("a user's data to take away", () => {
     await acknowledged(app, 'warehouse', purgeId);
     await rejoin(USER);
     await send(app, USER, 1100, ['north', 'south'], 1520); // still in the aggregates: more than a page of each
+    // Every field filled, with text JSON must escape and a time finer than a millisecond (exported truncated, as a Date holds it).
+    const detailed = {
+      userId: USER,
+      itemId: 'café "quoted" \\ back',
+      kind: 'SAVE',
+      weight: 2.5,
+      occurredAt: '2026-11-30T10:11:12.345678Z',
+      eventId: 'évent-1',
+      context: { cohortIds: ['north'], surface: 'feed "top"' },
+    };
+    expect(
+      (await gql(app, `mutation S($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs: [detailed] })).errors,
+    ).toBeUndefined();
 
     const own = await download(app, await token(USER));
     expect(own.status).toBe(200);
@@ -46,15 +59,34 @@ describe("a user's data to take away", () => {
     const expected = await expectedRecords(cluster.db, USER);
     expect(own.records).toMatchObject(expected);
     expect(own.records).toHaveLength(expected.length);
+    // Signals and contributions, built by PostgreSQL, are byte for byte what JSON.stringify gives.
+    const lines = own.body.split('\n');
+    const differing = expected.filter(
+      (record, i) => ['signal', 'contribution'].includes(record.type as string) && lines[i] !== JSON.stringify(record),
+    );
+    expect(differing).toEqual([]);
+    expect(own.records).toContainEqual(
+      expect.objectContaining({ type: 'signal', occurredAt: '2026-11-30T10:11:12.345Z', eventId: 'évent-1' }),
+    );
     const counts = (type: string) => expected.filter((record) => record.type === type).length;
-    expect([counts('leave'), counts('rejoin'), counts('signal'), counts('purge'), counts('acknowledgement')]).toEqual([2, 2, 2620, 1, 1]);
-    expect(counts('contribution')).toBe(3 * 1100);
+    expect([counts('leave'), counts('rejoin'), counts('signal'), counts('purge'), counts('acknowledgement')]).toEqual([2, 2, 2621, 1, 1]);
+    expect([counts('contribution'), counts('receipt')]).toEqual([3 * 1100 + 2, 3]);
 
     // The receipt in the export is the purge's signed receipt; the seal covers every byte before it.
     const keys = createLocalJWKSet(await (await fetch(new URL('/.well-known/community-receipts.json', app.url))).json());
-    const receipt = own.records.find((record) => record.type === 'receipt')!;
+    const receipt = own.records.find((record) => record.receipt === 'purge')!;
     const { payload: receiptClaims } = await jwtVerify(receipt['token'] as string, keys, { typ: 'community-receipt+jwt' });
     expect(receiptClaims).toMatchObject({ receipt: 'purge', purgeId, userId: USER, status: 'FINISHED' });
+    // Each leave's receipt: the claims the API signs for it (signedLeaveReceipt), reason included where recorded.
+    const leaves = own.records.filter((record) => record.type === 'leave');
+    const leaveReceipts = own.records.filter((record) => record.receipt === 'leave');
+    expect(leaveReceipts.map((record) => record['leftAtNs'])).toEqual(leaves.map((record) => record['leftAtNs']));
+    for (const [i, leaveReceipt] of leaveReceipts.entries()) {
+      const { payload: claims } = await jwtVerify(leaveReceipt['token'] as string, keys, { typ: 'community-receipt+jwt', subject: USER });
+      const consent = leaves[i]!['consent'] as Record<string, unknown> | null;
+      expect(claims).toMatchObject({ receipt: 'leave', userId: USER, leftAtNs: leaves[i]!['leftAtNs'], ...(consent ?? {}) });
+      expect(claims['jti']).toBe(`leave:${USER}:${leaves[i]!['leftAtNs']}`);
+    }
     const { payload } = await jwtVerify(own.seal.jws, keys, { typ: 'community-export+jwt', issuer: 'community-layer', subject: USER });
     expect(payload['sha256']).toBe(own.sha256);
     expect(payload['userId']).toBe(USER);

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Services } from '../api/context.js';
 import { ReceiptSigner } from '../auth/receipt-signer.js';
-import { signPurgeReceipt } from '../api/receipt-tokens.js';
+import { signLeaveReceipt, signPurgeReceipt } from '../api/receipt-tokens.js';
 import { UserExports } from '../export/user-export.js';
 import { createFairShare } from '../budgets/create-fair-share.js';
 import type { AppConfig } from '../config/config.js';
@@ -123,7 +123,10 @@ export function createServices(options: ServicesOptions): ServicesInstance {
     metrics,
     logger,
     fairShare,
-    exports: new UserExports(database.db, receipts, (purge) => signPurgeReceipt(receipts, purge)),
+    exports: new UserExports(database.db, receipts, {
+      leave: (userId, leftAtNs, consent) => signLeaveReceipt(receipts, userId, leftAtNs, consent),
+      purge: (purge) => signPurgeReceipt(receipts, purge),
+    }),
   };
   return { services, webhooksPart, fairSharePart, pools: { 'webhook queue': queuePool, 'fair share': budgetPool } };
 }

@@ -1,37 +1,32 @@
+import { toConsent } from '../membership/consent.js';
+import type { LeaveEpisodeRow } from '../membership/membership-export.store.js';
+import type { AcknowledgementChangeRow } from '../purge/acknowledgement.store.js';
 import type { PurgeReceipt } from '../purge/purge-jobs.js';
-import type { ContributionRow, SignalRow } from './export.store.js';
 
 /** The record types of an export, in the order they come (docs/api.md "Your data to take away"). */
 export const RECORD_TYPES = ['status', 'leave', 'rejoin', 'signal', 'contribution', 'purge', 'receipt', 'acknowledgement'] as const;
 export type RecordType = (typeof RECORD_TYPES)[number];
 export type ExportRecord = { type: RecordType } & Record<string, unknown>;
 
-/** Times on the database clock are nanoseconds as decimal strings (exact past 2^53); ids and weights are strings too. */
-export function signalRecord(row: SignalRow): ExportRecord {
-  return {
-    type: 'signal',
-    signalId: row.id,
-    itemId: row.item_id,
-    kind: row.kind,
-    weightMicros: row.weight_micros,
-    occurredAt: row.occurred_at?.toISOString() ?? null,
-    surface: row.surface,
-    cohortIds: row.cohort_ids,
-    atNs: row.at_ns,
-    forwarded: row.forwarded,
-    eventId: row.event_id,
+/**
+ * Records built in Node (the few per user); signals and contributions, the many, come as lines
+ * PostgreSQL builds (src/signals/signal-export.store.ts). Times on the database clock are
+ * nanoseconds as decimal strings (exact past 2^53); ids and weights are strings too.
+ */
+export function leaveRecords(row: LeaveEpisodeRow): ExportRecord[] {
+  const leave: ExportRecord = {
+    type: 'leave',
+    leftAtNs: row.left_at_ns,
+    consent: toConsent(row.left_reason, row.left_reason_text, row.left_policy_version),
   };
-}
-
-export function contributionRecord(row: ContributionRow): ExportRecord {
-  return {
-    type: 'contribution',
-    signalId: row.signal_id,
-    cohortId: row.cohort_id,
-    itemId: row.item_id,
-    weightMicros: row.weight_micros,
-    atNs: row.at_ns,
+  if (row.rejoined_at_ns === null) return [leave];
+  const rejoin: ExportRecord = {
+    type: 'rejoin',
+    leftAtNs: row.left_at_ns,
+    rejoinedAtNs: row.rejoined_at_ns,
+    consent: toConsent(row.rejoined_reason, row.rejoined_reason_text, row.rejoined_policy_version),
   };
+  return [leave, rejoin];
 }
 
 export function purgeRecord(purge: PurgeReceipt): ExportRecord {
@@ -49,17 +44,7 @@ export function purgeRecord(purge: PurgeReceipt): ExportRecord {
   };
 }
 
-export interface AcknowledgementRow {
-  id: string;
-  purge_id: string;
-  subject: string;
-  name: string;
-  state: string;
-  reason: string | null;
-  acknowledged_at: Date;
-}
-
-export function acknowledgementRecord(row: AcknowledgementRow): ExportRecord {
+export function acknowledgementRecord(row: AcknowledgementChangeRow): ExportRecord {
   return {
     type: 'acknowledgement',
     purgeId: row.purge_id,

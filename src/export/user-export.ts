@@ -2,19 +2,22 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { EXPORT_TYPE, type ReceiptSigner } from '../auth/receipt-signer.js';
 import type { Database } from '../db/schema.js';
+import { type Consent, toConsent } from '../membership/consent.js';
+import { exportHead, type LeaveEpisodeRow, leaveEpisodesAfter } from '../membership/membership-export.store.js';
+import { acknowledgementChangesAfter } from '../purge/acknowledgement.store.js';
 import type { PurgeReceipt } from '../purge/purge-jobs.js';
 import { purgesAfter } from '../purge/purge.store.js';
-import { formatRfc3339 } from '../time/rfc3339.js';
-import * as store from './export.store.js';
 import {
-  acknowledgementRecord,
-  contributionRecord,
-  type ExportRecord,
-  purgeRecord,
-  RECORD_TYPES,
-  type RecordType,
-  signalRecord,
-} from './export-records.js';
+  type CohortKey,
+  cohortContributionLines,
+  communityContributionLines,
+  type LinePage,
+  type SignalKey,
+  signalLines,
+} from '../signals/signal-export.store.js';
+import { formatRfc3339 } from '../time/rfc3339.js';
+import { linePages, pages } from './keyset-pages.js';
+import { acknowledgementRecord, type ExportRecord, leaveRecords, purgeRecord, RECORD_TYPES, type RecordType } from './export-records.js';
 
 /** Where an export's lines go: the transport (src/server/export-route.ts). */
 export interface ExportSink {
@@ -22,8 +25,16 @@ export interface ExportSink {
   begin(): void;
   /** Pays for `records` of the caller's budget; resolves once paid. */
   pay(records: number): Promise<void>;
-  /** Takes a chunk of lines; resolves when the client can take more (backpressure). */
-  write(chunk: string): Promise<void>;
+  /** Queues a chunk of lines for the client. */
+  write(chunk: string): void;
+  /** Resolves once the client has taken what is queued, down to the transport's buffer (backpressure). */
+  drained(): Promise<void>;
+}
+
+/** The signed receipts an export carries: the tokens the API answers for the same leave or purge. */
+export interface ExportReceipts {
+  leave(userId: string, leftAtNs: string, consent: Consent | null): Promise<string | null>;
+  purge(purge: PurgeReceipt): Promise<string | null>;
 }
 
 /** What the closing seal says (signed as a JWS with the receipts' key, `typ` community-export+jwt). */
@@ -38,17 +49,22 @@ export interface ExportSeal {
 
 export const EXPORT_PAGE_SIZE = 1_000;
 
+/** Keys below every real one (ids and times are positive). */
+const FIRST_SIGNAL: SignalKey = ['-1', '-1'];
+const FIRST_COHORT_ENTRY: CohortKey = ['-1', '-1', ''];
+
 /**
  * A user's data to take away, as NDJSON lines in a fixed order, from one REPEATABLE READ READ ONLY
  * snapshot on one pooled session (one transaction: safe behind a transaction pooler), in keyset
- * pages of EXPORT_PAGE_SIZE, the next page read while the current one is written: memory stays
- * one or two pages whatever the user holds. The last line is the signed seal.
+ * pages read one at a time, each written and drained by the client before the next is asked for:
+ * memory stays one page whatever the user holds. Each table is read through its owner store;
+ * signals and contributions come as lines PostgreSQL builds. The last line is the signed seal.
  */
 export class UserExports {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly signer: ReceiptSigner,
-    private readonly signPurgeReceipt: (purge: PurgeReceipt) => Promise<string | null>,
+    private readonly receipts: ExportReceipts,
     private readonly pageSize = EXPORT_PAGE_SIZE,
   ) {}
 
@@ -59,91 +75,87 @@ export class UserExports {
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
       .execute(async (trx) => {
-        const head = await store.snapshotHead(trx, userId);
+        const head = await exportHead(trx, userId);
         sink.begin();
         const hash = createHash('sha256');
         const counts = Object.fromEntries(RECORD_TYPES.map((type) => [type, 0])) as Record<RecordType, number>;
+        // A page's chunks are paid for, hashed and queued, and only then the client awaited: the
+        // page's strings are not held while it drains (docs/api.md "One snapshot, bounded memory").
+        const emitLines = async (type: RecordType, page: LinePage<unknown>) => {
+          for (const chunk of page.chunks) {
+            await sink.pay(chunk.records);
+            counts[type] += chunk.records;
+            hash.update(chunk.lines);
+            sink.write(chunk.lines);
+          }
+          await sink.drained();
+        };
         const emit = async (records: ExportRecord[]) => {
           if (records.length === 0) return;
           await sink.pay(records.length);
-          let chunk = '';
+          let lines = '';
           for (const record of records) {
-            chunk += `${JSON.stringify(record)}\n`;
+            lines += `${JSON.stringify(record)}\n`;
             counts[record.type]++;
           }
-          hash.update(chunk);
-          await sink.write(chunk);
+          hash.update(lines);
+          sink.write(lines);
+          await sink.drained();
         };
         await emit([
           { type: 'status', userId, status: head.status ?? 'ACTIVE', leftAtNs: head.left_at_ns, rejoinedAtNs: head.rejoined_at_ns },
         ]);
-        await pages(
-          '-1',
-          (after) => store.leaveEpisodes(trx, userId, after, limit),
-          (row) => row.left_at_ns,
+        const episodes = (use: (rows: LeaveEpisodeRow[]) => Promise<void>) =>
+          pages(
+            '-1',
+            (after) => leaveEpisodesAfter(trx, userId, after, limit),
+            (row) => row.left_at_ns,
+            limit,
+            use,
+          );
+        const purges = (use: (rows: PurgeReceipt[]) => Promise<void>) =>
+          pages(
+            '0',
+            (after) => purgesAfter(trx, userId, after, limit),
+            (purge) => purge.purgeId,
+            limit,
+            use,
+          );
+        await episodes((rows) => emit(rows.flatMap(leaveRecords)));
+        await linePages(
+          FIRST_SIGNAL,
+          (after) => signalLines(trx, userId, after, limit),
           limit,
-          (rows) =>
-            emit(
-              rows.flatMap((row): ExportRecord[] => [
-                {
-                  type: 'leave',
-                  leftAtNs: row.left_at_ns,
-                  consent: consent(row.left_reason, row.left_reason_text, row.left_policy_version),
-                },
-                ...(row.rejoined_at_ns === null
-                  ? []
-                  : [
-                      {
-                        type: 'rejoin' as const,
-                        leftAtNs: row.left_at_ns,
-                        rejoinedAtNs: row.rejoined_at_ns,
-                        consent: consent(row.rejoined_reason, row.rejoined_reason_text, row.rejoined_policy_version),
-                      },
-                    ]),
-              ]),
+          (page) => emitLines('signal', page),
+        );
+        await linePages(
+          FIRST_SIGNAL,
+          (after) => communityContributionLines(trx, userId, after, limit),
+          limit,
+          (page) => emitLines('contribution', page),
+        );
+        await linePages(
+          FIRST_COHORT_ENTRY,
+          (after) => cohortContributionLines(trx, userId, after, limit),
+          limit,
+          (page) => emitLines('contribution', page),
+        );
+        await purges((rows) => emit(rows.map(purgeRecord)));
+        await episodes(async (rows) => {
+          const tokens = await Promise.all(
+            rows.map((row) =>
+              this.receipts.leave(userId, row.left_at_ns, toConsent(row.left_reason, row.left_reason_text, row.left_policy_version)),
             ),
-        );
-        const start: readonly [string, string] = ['-1', '-1'];
-        const byTime = (at: string, id: string) => [at, id] as const;
-        await pages(
-          start,
-          (after) => store.signals(trx, userId, after, limit),
-          (row) => byTime(row.at_ns, row.id),
-          limit,
-          (rows) => emit(rows.map(signalRecord)),
-        );
-        // Community entries a range of `limit` signals at a time (see communityContributions).
-        for (let after = start; ; ) {
-          const upTo = await store.signalKeyAhead(trx, userId, after, limit);
-          await emit((await store.communityContributions(trx, userId, after, upTo)).map(contributionRecord));
-          if (!upTo) break;
-          after = upTo;
-        }
-        const cohorts = (after: readonly [string, string, string]) => store.cohortContributions(trx, userId, after, limit);
-        const cohortKey = (row: store.ContributionRow) => [row.at_ns, row.signal_id, row.cohort_id ?? ''] as const;
-        await pages<store.ContributionRow, readonly [string, string, string]>(['-1', '-1', ''], cohorts, cohortKey, limit, (rows) =>
-          emit(rows.map(contributionRecord)),
-        );
+          );
+          await emit(rows.map((row, i) => ({ type: 'receipt', receipt: 'leave', leftAtNs: row.left_at_ns, token: tokens[i] })));
+        });
+        await purges(async (rows) => {
+          const tokens = await Promise.all(rows.map((purge) => this.receipts.purge(purge)));
+          await emit(rows.map((purge, i) => ({ type: 'receipt', receipt: 'purge', purgeId: purge.purgeId, token: tokens[i] })));
+        });
         await pages(
           '0',
-          (after) => purgesAfter(trx, userId, after, limit),
-          (purge) => purge.purgeId,
-          limit,
-          (purges) => emit(purges.map(purgeRecord)),
-        );
-        await pages(
-          '0',
-          (after) => purgesAfter(trx, userId, after, limit),
-          (purge) => purge.purgeId,
-          limit,
-          async (purges) => {
-            const tokens = await Promise.all(purges.map((purge) => this.signPurgeReceipt(purge)));
-            await emit(purges.map((purge, i) => ({ type: 'receipt', receipt: 'purge', purgeId: purge.purgeId, token: tokens[i] })));
-          },
-        );
-        await pages(
-          '0',
-          (after) => store.acknowledgements(trx, userId, after, limit),
+          (after) => acknowledgementChangesAfter(trx, userId, after, limit),
           (row) => row.id,
           limit,
           (rows) => emit(rows.map(acknowledgementRecord)),
@@ -156,35 +168,9 @@ export class UserExports {
           sha256: hash.digest('hex'),
         };
         const jws = await this.signer.signAs(EXPORT_TYPE, `export:${userId}:${head.now_ns}`, userId, { ...seal });
-        await sink.write(`${JSON.stringify({ type: 'seal', ...seal, jws })}\n`);
+        sink.write(`${JSON.stringify({ type: 'seal', ...seal, jws })}\n`);
+        await sink.drained();
         return seal;
       });
   }
-}
-
-/** Keyset pages from `start`, each next page asked for before the current one is used. */
-async function pages<Row, Key>(
-  start: Key,
-  fetch: (after: Key) => Promise<Row[]>,
-  keyOf: (row: Row) => Key,
-  limit: number,
-  use: (rows: Row[]) => Promise<void>,
-): Promise<void> {
-  let pending = fetch(start);
-  for (;;) {
-    const rows = await pending;
-    const full = rows.length === limit;
-    if (full) {
-      pending = fetch(keyOf(rows.at(-1)!));
-      // Awaited on the next turn; a failure meanwhile ends the export through `use` or that await.
-      pending.catch(() => undefined);
-    }
-    await use(rows);
-    if (!full) return;
-  }
-}
-
-/** Why a leave or rejoin happened (docs/api.md, "Reasons"); null where nothing was recorded. */
-function consent(reason: string | null, reasonText: string | null, policyVersion: string | null) {
-  return reason === null ? null : { reason, reasonText, policyVersion };
 }

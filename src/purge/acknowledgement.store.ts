@@ -122,3 +122,19 @@ export async function processorStates(db: Kysely<Database>, purgeId: string): Pr
     history: history.map((change) => ({ state: change.state, reason: change.reason, atNs: BigInt(change.at_ns) })),
   }));
 }
+
+/** Every recorded change of every processor's state for the user's purges, by change id (keyset pages: the export). */
+export function acknowledgementChangesAfter(db: Kysely<Database>, userId: string, afterId: string, limit: number) {
+  return db
+    .selectFrom('purge_acknowledgement_change as c')
+    .innerJoin('community_purge as p', 'p.id', 'c.purge_id')
+    .innerJoin('downstream_processor as d', 'd.id', 'c.processor_id')
+    .select(['c.id', 'c.purge_id', 'd.subject', 'd.name', 'c.state', 'c.reason', 'c.acknowledged_at'])
+    .where('p.user_id', '=', userId)
+    .where('c.id', '>', afterId)
+    .orderBy('c.id')
+    .limit(limit)
+    .execute();
+}
+
+export type AcknowledgementChangeRow = Awaited<ReturnType<typeof acknowledgementChangesAfter>>[number];

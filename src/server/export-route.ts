@@ -84,9 +84,13 @@ export function exportRoute(options: ExportRouteOptions) {
         prepaid -= records - owed;
         if (principal && owed > 0) await options.fairShare.takeWhenAvailable(principal.key, principal.budget, owed);
       },
-      async write(chunk) {
+      write(chunk) {
         if (gone.signal.aborted) throw new Error('the client went away');
-        if (res.write(chunk)) return;
+        res.write(chunk);
+      },
+      async drained() {
+        if (gone.signal.aborted) throw new Error('the client went away');
+        if (!res.writableNeedDrain) return;
         await new Promise<void>((resolve) => {
           const done = () => {
             res.off('drain', done);

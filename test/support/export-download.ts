@@ -103,6 +103,7 @@ export async function expectedRecords(db: pg.Client, userId: string): Promise<Re
     ...community.map(contribution),
     ...cohorts.map(contribution),
     ...purges.map((row) => ({ type: 'purge', purgeId: row.id, status: row.status, boundaryNs: row.boundary_ns, fromNs: row.from_ns })),
+    ...episodes.map((row) => ({ type: 'receipt', receipt: 'leave', leftAtNs: row.left })),
     ...purges.map((row) => ({ type: 'receipt', receipt: 'purge', purgeId: row.id })),
     ...acks.map((row) => ({
       type: 'acknowledgement',
