@@ -7,12 +7,6 @@ import type { Membership } from './membership.store.js';
 
 /** Ids one bulk call may name (docs/api.md, "Bulk leave and rejoin"). */
 export const MAX_BULK_MEMBERSHIP_CHANGES = 5000;
-/**
- * Bucket transactions of one call in flight at once: enough to overlap round trips, few enough to
- * leave the pool to signals (each holds one connection and one bucket's exclusive lock).
- */
-export const BULK_BUCKET_CONCURRENCY = 3;
-
 export type MembershipChangeOutcome = 'CHANGED' | 'UNCHANGED' | 'REFUSED';
 
 export interface MembershipChangeRefusal {
@@ -49,8 +43,12 @@ export function refusal(code: string): MembershipChangeRefusal {
 
 /**
  * Leaves or rejoins every user of `userIds` (distinct, well formed) but those in `refused`, one
- * transaction per lock bucket, a few buckets at a time; answers in input order once this instance's
- * cache holds the highest version written. A call cut off half way leaves whole buckets done.
+ * transaction per lock bucket, one after another: every membership change takes the membership
+ * clock's row lock until it commits (src/db/sql/membership_next_version.sql), so bucket transactions
+ * in parallel would only wait on each other while holding their buckets' locks against signals
+ * (measured: 5,000 users in 1.33 s three at a time, 1.32 s one at a time). Answers in input order
+ * once this instance's cache holds the highest version written. A call cut off half way leaves
+ * whole buckets done.
  */
 export async function changeMany(
   db: Kysely<Database>,
@@ -67,17 +65,12 @@ export async function changeMany(
     userIds.filter((userId) => !refused.has(userId)),
   );
   const written = new Map<string, BulkWrite>();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < buckets.length) {
-      const bucket = buckets[next++]!;
-      for (const answer of await write(db, bucket, consent)) {
-        written.set(answer.membership.userId, answer);
-        if (answer.refusal === null) onChange(answer.changed);
-      }
+  for (const bucket of buckets) {
+    for (const answer of await write(db, bucket, consent)) {
+      written.set(answer.membership.userId, answer);
+      if (answer.refusal === null) onChange(answer.changed);
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(BULK_BUCKET_CONCURRENCY, buckets.length) }, worker));
+  }
   const highest = [...written.values()].reduce<bigint | null>((max, { membership: { version } }) => {
     if (version === null) return max;
     return max === null || BigInt(version) > max ? BigInt(version) : max;
