@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
+import { eventually } from '../tooling/eventually.js';
 import { download, expectedRecords, exportUrl } from './support/export-download.js';
 import { gql, token, useCluster, type Cluster } from './support/harness.js';
 import { acknowledged } from './support/backup-fixture.js';
@@ -47,7 +48,7 @@ describe("a user's data to take away", () => {
       weight: 2.5,
       occurredAt: '2026-11-30T10:11:12.345678Z',
       eventId: 'évent-1',
-      context: { cohortIds: ['north'], surface: 'feed "top"' },
+      context: { cohortIds: ['north'], surface: 'feed "top"\nnext' },
     };
     expect(
       (await gql(app, `mutation S($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs: [detailed] })).errors,
@@ -137,5 +138,33 @@ describe("a user's data to take away", () => {
     expect(admitted).toBeLessThanOrEqual(12);
     const spent = await refused(user, undefined, 429, 'RATE_LIMITED');
     expect(Number(spent.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('ends the COPY and gives its connection back when the client goes away half way', async () => {
+    const HEAVY = '8300';
+    // Far more than the socket buffers hold (~25 MB of lines): the COPY is still running when the client goes.
+    await cluster.db.query(
+      `INSERT INTO signal (id, user_id, item_id, kind, weight_micros, cohort_ids, at_ns, forwarded)
+       SELECT nextval('signal_id_seq'), $1, 'item-' || g, 'LIKE', 1000000, '{}', now_ns() - 3600000000000 + g, false
+         FROM generate_series(1, 100000) g`,
+      [HEAVY],
+    );
+    const copies = async () =>
+      (
+        await cluster.db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'COPY (SELECT row_to_json%'`,
+        )
+      ).rows[0].n;
+    const admin = await token('1', 'community:admin', '1h');
+    const stop = new AbortController();
+    const response = await fetch(exportUrl(app, HEAVY), { headers: { authorization: `Bearer ${admin}` }, signal: stop.signal });
+    const reader = response.body!.getReader();
+    for (let received = 0; received < 100_000; ) received += (await reader.read()).value!.length;
+    expect(await copies()).toBe(1);
+    stop.abort();
+    await eventually(async () => (await copies()) === 0);
+    await eventually(() => /request pool 0 checked out/.test(app.progress()));
+    // The pool lends a working session to the next export.
+    expect((await download(app, admin, '8301')).status).toBe(200);
   });
 });

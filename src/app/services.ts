@@ -11,6 +11,7 @@ import type { AppConfig } from '../config/config.js';
 import type { InstanceDatabase } from '../db/instance-database.js';
 import type { Channel } from '../db/listen/channel-listener.js';
 import { sessionName } from '../db/session-names.js';
+import { pinnedSession } from '../db/pinned-session.js';
 import { MembershipChangeFeed } from '../membership/change-feed.js';
 import type { MembershipSync } from '../membership/cache/membership-sync.js';
 import { Memberships } from '../membership/memberships.js';
@@ -123,7 +124,7 @@ export function createServices(options: ServicesOptions): ServicesInstance {
     metrics,
     logger,
     fairShare,
-    exports: new UserExports(database.db, receipts, {
+    exports: new UserExports(() => pinnedSession(database.pool), config.database.exportStatementTimeoutMs, receipts, {
       leave: (userId, leftAtNs, consent) => signLeaveReceipt(receipts, userId, leftAtNs, consent),
       purge: (purge) => signPurgeReceipt(receipts, purge),
     }),

@@ -9,7 +9,7 @@ import { mustDiscardConnection } from './database-errors.js';
  * primary) is instead released with that error, which makes pg-pool close it. The next checkout
  * connects anew, and may reach the new primary.
  */
-export function discardingPool(pool: pg.Pool): PostgresPool {
+export function discardingPool(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresPool {
   return {
     connect: async (): Promise<PostgresPoolClient> => {
       const client = await pool.connect();

@@ -1,22 +1,16 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { EXPORT_TYPE, type ReceiptSigner } from '../auth/receipt-signer.js';
-import type { Database } from '../db/schema.js';
 import { type Consent, toConsent } from '../membership/consent.js';
 import { exportHead, type LeaveEpisodeRow, leaveEpisodesAfter } from '../membership/membership-export.store.js';
 import { acknowledgementChangesAfter } from '../purge/acknowledgement.store.js';
 import type { PurgeReceipt } from '../purge/purge-jobs.js';
 import { purgesAfter } from '../purge/purge.store.js';
-import {
-  type CohortKey,
-  cohortContributionLines,
-  communityContributionLines,
-  type LinePage,
-  type SignalKey,
-  signalLines,
-} from '../signals/signal-export.store.js';
+import type { PinnedSession } from '../db/pinned-session.js';
+import { cohortContributionLinesCopy, communityContributionLinesCopy, signalLinesCopy } from '../signals/signal-export.store.js';
 import { formatRfc3339 } from '../time/rfc3339.js';
-import { linePages, pages } from './keyset-pages.js';
+import { copyLines } from './copy-lines.js';
+import { pages } from './keyset-pages.js';
 import { acknowledgementRecord, type ExportRecord, leaveRecords, purgeRecord, RECORD_TYPES, type RecordType } from './export-records.js';
 
 /** Where an export's lines go: the transport (src/server/export-route.ts). */
@@ -25,8 +19,8 @@ export interface ExportSink {
   begin(): void;
   /** Pays for `records` of the caller's budget; resolves once paid. */
   pay(records: number): Promise<void>;
-  /** Queues a chunk of lines for the client. */
-  write(chunk: string): void;
+  /** Queues a chunk of lines for the client (bytes: a chunk from COPY may end mid-line). */
+  write(chunk: string | Uint8Array): void;
   /** Resolves once the client has taken what is queued, down to the transport's buffer (backpressure). */
   drained(): Promise<void>;
 }
@@ -49,47 +43,48 @@ export interface ExportSeal {
 
 export const EXPORT_PAGE_SIZE = 1_000;
 
-/** Keys below every real one (ids and times are positive). */
-const FIRST_SIGNAL: SignalKey = ['-1', '-1'];
-const FIRST_COHORT_ENTRY: CohortKey = ['-1', '-1', ''];
-
 /**
  * A user's data to take away, as NDJSON lines in a fixed order, from one REPEATABLE READ READ ONLY
- * snapshot on one pooled session (one transaction: safe behind a transaction pooler), in keyset
- * pages read one at a time, each written and drained by the client before the next is asked for:
- * memory stays one page whatever the user holds. Each table is read through its owner store;
- * signals and contributions come as lines PostgreSQL builds. The last line is the signed seal.
+ * snapshot on one pooled session (one transaction: safe behind a transaction pooler). The few
+ * records per user (leaves, purges, receipts) come in keyset pages read one at a time; signals and
+ * contributions, the many, as lines PostgreSQL builds and streams with `COPY … TO STDOUT`, each
+ * chunk written and drained by the client before the next is read: memory stays a page or a chunk
+ * whatever the user holds. Each table is read through its owner store. The last line is the seal.
  */
 export class UserExports {
   constructor(
-    private readonly db: Kysely<Database>,
+    /** A session per export: its transaction holds both the Kysely reads and the COPYs. */
+    private readonly sessions: () => Promise<PinnedSession>,
+    /** `statement_timeout` within the export: a COPY runs as long as the download takes. */
+    private readonly statementTimeoutMs: number,
     private readonly signer: ReceiptSigner,
     private readonly receipts: ExportReceipts,
     private readonly pageSize = EXPORT_PAGE_SIZE,
   ) {}
 
-  export(userId: string, sink: ExportSink): Promise<ExportSeal> {
+  async export(userId: string, sink: ExportSink): Promise<ExportSeal> {
     const limit = this.pageSize;
-    return this.db
+    const session = await this.sessions();
+    return session.db
       .transaction()
       .setIsolationLevel('repeatable read')
       .setAccessMode('read only')
       .execute(async (trx) => {
+        await sql`SELECT set_config('statement_timeout', ${String(this.statementTimeoutMs)}, true)`.execute(trx);
         const head = await exportHead(trx, userId);
         sink.begin();
         const hash = createHash('sha256');
         const counts = Object.fromEntries(RECORD_TYPES.map((type) => [type, 0])) as Record<RecordType, number>;
-        // A page's chunks are paid for, hashed and queued, and only then the client awaited: the
-        // page's strings are not held while it drains (docs/api.md "One snapshot, bounded memory").
-        const emitLines = async (type: RecordType, page: LinePage<unknown>) => {
-          for (const chunk of page.chunks) {
-            await sink.pay(chunk.records);
-            counts[type] += chunk.records;
-            hash.update(chunk.lines);
-            sink.write(chunk.lines);
-          }
-          await sink.drained();
-        };
+        // Each COPY chunk is paid for (the lines it completes), hashed, queued and drained before
+        // the next is read (docs/api.md "One snapshot, bounded memory").
+        const copy = (type: RecordType, statement: string) =>
+          copyLines(session.client, statement, this.statementTimeoutMs, async (chunk, lines) => {
+            if (lines > 0) await sink.pay(lines);
+            counts[type] += lines;
+            hash.update(chunk);
+            sink.write(chunk);
+            await sink.drained();
+          });
         const emit = async (records: ExportRecord[]) => {
           if (records.length === 0) return;
           await sink.pay(records.length);
@@ -122,24 +117,9 @@ export class UserExports {
             use,
           );
         await episodes((rows) => emit(rows.flatMap(leaveRecords)));
-        await linePages(
-          FIRST_SIGNAL,
-          (after) => signalLines(trx, userId, after, limit),
-          limit,
-          (page) => emitLines('signal', page),
-        );
-        await linePages(
-          FIRST_SIGNAL,
-          (after) => communityContributionLines(trx, userId, after, limit),
-          limit,
-          (page) => emitLines('contribution', page),
-        );
-        await linePages(
-          FIRST_COHORT_ENTRY,
-          (after) => cohortContributionLines(trx, userId, after, limit),
-          limit,
-          (page) => emitLines('contribution', page),
-        );
+        await copy('signal', signalLinesCopy(userId));
+        await copy('contribution', communityContributionLinesCopy(userId));
+        await copy('contribution', cohortContributionLinesCopy(userId));
         await purges((rows) => emit(rows.map(purgeRecord)));
         await episodes(async (rows) => {
           const tokens = await Promise.all(

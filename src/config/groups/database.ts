@@ -58,6 +58,11 @@ export const database = group(
       'client-side deadline of one statement, then 503: backs up `statement_timeout`, which a server that stopped answering never reports; must exceed it',
       '`DB_STATEMENT_TIMEOUT_MS` + 1000',
     ),
+    exportStatementTimeoutMs: setting(
+      'DB_EXPORT_STATEMENT_TIMEOUT_MS',
+      milliseconds.default(600_000),
+      "`statement_timeout` of a user export's statements: a user's signals stream in one COPY, paced by the download; past it the export is cut off",
+    ),
     lockTimeoutMs: setting('DB_LOCK_TIMEOUT_MS', milliseconds.default(5_000), '`lock_timeout` of every pooled connection'),
     idleInTransactionTimeoutMs: setting(
       'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS',
