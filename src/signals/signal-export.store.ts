@@ -14,7 +14,7 @@ import pg from 'pg';
 const LINES = `WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')`;
 
 /** COPY takes no parameters: the user id goes in as a quoted literal, cast to its column's type. */
-const user = (userId: string) => `${pg.escapeLiteral(userId)}::bigint`;
+const user = (userId: string) => `${pg.escapeLiteral(userId)}::u64`;
 
 /** The user's signals, forwarded or not, by (at_ns, id), on signal_user_at_idx. */
 export function signalLinesCopy(userId: string): string {
