@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { IdFileError, idsOfFile } from '../src/cli/id-file.js';
-import { freshDatabase, sqlClient } from './support/harness.js';
+import { MAX_BULK_MEMBERSHIP_CHANGES } from '../src/membership/memberships.js';
+import { freshDatabase, gql, sqlClient, startApp } from './support/harness.js';
 
 /** `npm run memberships` from the sources (tsx), as command-line.test.ts runs the tools: one child process. */
 function runMemberships(args: string[], databaseUrl: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -89,6 +90,48 @@ describe('npm run memberships', () => {
       expect(events.rows).toEqual([{ user_id: '501', kind: 'REJOINED', reason: 'ADMIN' }]);
     } finally {
       await db.end();
+    }
+  }, 120_000);
+
+  it('leaves from a file in calls of at most 5,000, and a running server forwards none of their signals once it returns', async () => {
+    const databaseUrl = await freshDatabase();
+    const app = await startApp(databaseUrl);
+    const db = await sqlClient(databaseUrl);
+    const forwarded = async (userId: string): Promise<unknown> =>
+      (await gql(app, `mutation { signal(input: { userId: "${userId}", itemId: "item-1", kind: VIEW }) { forwarded } }`)).data?.signal
+        ?.forwarded;
+    try {
+      // One more user than a call takes, so the tool makes two calls; the second user left already.
+      const ids = Array.from({ length: MAX_BULK_MEMBERSHIP_CHANGES + 1 }, (_, i) => String(700_000 + i));
+      const [first, alreadyLeft] = ids as [string, string];
+      const last = ids[ids.length - 1] as string;
+      // The server's gate has seen the first and the last user ACTIVE.
+      expect([await forwarded(first), await forwarded(last)]).toEqual([true, true]);
+      await db.query(`SELECT leave_community_layer($1::u64)`, [alreadyLeft]);
+      const file = path.join(await mkdtemp(path.join(tmpdir(), 'memberships-')), 'ids.txt');
+      await writeFile(file, `# consent platform export\n${ids.join('\n')}\n`);
+
+      const run = await runMemberships(
+        ['leave', '--file', file, '--reason', 'CONSENT_PLATFORM', '--policy-version', '2026-12'],
+        databaseUrl,
+      );
+      expect(run.stdout).toBe(ids.map((userId) => `${userId} ${userId === alreadyLeft ? 'UNCHANGED' : 'CHANGED'}\n`).join(''));
+      expect(run.stderr).toBe(`leave: ${ids.length} users, ${ids.length - 1} changed, 1 unchanged, 0 refused\n`);
+      expect(run.code).toBe(0);
+
+      expect([await forwarded(first), await forwarded(last)]).toEqual([false, false]);
+      const { rows } = await db.query(
+        `SELECT (SELECT count(*) FROM community_membership WHERE status = 'LEFT')::int AS left_users,
+                (SELECT count(*) FROM leave_episode WHERE left_reason = 'CONSENT_PLATFORM' AND left_policy_version = '2026-12')::int AS by_platform,
+                (SELECT count(*) FROM membership_event WHERE kind = 'LEFT')::int AS left_events,
+                (SELECT count(*) FROM signal WHERE forwarded AND user_id IN ($1::u64, $2::u64))::int AS contributions`,
+        [first, last],
+      );
+      // Each user's first signal contributed while ACTIVE; the ones after the leave did not.
+      expect(rows).toEqual([{ left_users: ids.length, by_platform: ids.length - 1, left_events: ids.length, contributions: 2 }]);
+    } finally {
+      await db.end();
+      await app.stop();
     }
   }, 120_000);
 });
