@@ -2,7 +2,7 @@ import { Sender } from '@community-layer/sender';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { BUDGETS, post, SIGNAL, SIGNALS, signal, signalsOf, useBudgetedPair } from './support/fair-share-requests.js';
+import { BUDGETS, floodUntilRefused, post, SIGNAL, SIGNALS, signal, signalsOf, useBudgetedPair } from './support/fair-share-requests.js';
 import { capturedLog, type Cluster, eventually, metric, token } from './support/harness.js';
 
 /**
@@ -30,6 +30,38 @@ describe('fair share and the sender', () => {
     expect(outcomes.map((outcome) => outcome.result).filter((result) => result !== 'forwarded')).toEqual([]);
     expect(await signalsOf(db, '5013')).toBe(60);
     expect(await metric(a, 'community_fair_share_refused_cost_total', { class: 'service' })).toBeGreaterThan(refusedBefore);
+  });
+});
+
+describe('fair share: refusals a client can act on', () => {
+  it('while the bucket refills, a refusal at the door says no point is left, and to retry no sooner than a second', async () => {
+    const bearer = await token('5014');
+    await floodUntilRefused([a], '5014');
+    // Asked again and again until the refill has let two more in: a point comes back each second,
+    // and a dry caller's next request passes the door on this instance's share of it (a half, with
+    // two instances), so for a while the bucket holds a point the door will not let through.
+    const said = new Set<string>();
+    let atTheDoor = 0;
+    for (let admitted = 0, i = 1_000; admitted < 2; i++) {
+      const response = await post(a, bearer, SIGNAL, { input: signal('5014', i) });
+      if (response.status === 200) admitted++;
+      // Refused before its body was read: no requested cost (refusals after parsing state theirs).
+      else if (response.extensions?.['cost']?.requestedQueryCost === undefined) {
+        atTheDoor++;
+        said.add(
+          JSON.stringify({
+            status: response.status,
+            ratelimit: response.headers.get('ratelimit')?.replace(/t=\d+$/, 't=…'),
+            currentlyAvailable: response.extensions?.['cost']?.throttleStatus?.currentlyAvailable,
+            retryAfterAtLeastOne: Number(response.headers.get('retry-after')) >= 1,
+          }),
+        );
+      }
+    }
+    expect(atTheDoor).toBeGreaterThan(0);
+    expect([...said].map((answer) => JSON.parse(answer))).toEqual([
+      { status: 429, ratelimit: '"user";r=0;t=…', currentlyAvailable: 0, retryAfterAtLeastOne: true },
+    ]);
   });
 });
 

@@ -104,6 +104,16 @@ export function refusal(entry: Entry, cost: number, shared: boolean, instances: 
   return { admitted: false, state, retryAfterSeconds: Math.max(1, Math.ceil(missing / rate)) };
 }
 
+/**
+ * The door's refusal of a dry caller: this instance's share holds no point for it (`doorAvailable`
+ * is `missing` short of the next request let through), so the answer says none is left, and asks
+ * for a retry once that share has refilled it, not when the whole bucket would have.
+ */
+export function doorRefusal(entry: Entry, shared: boolean, instances: number, now: number, missing: number): Refusal {
+  const state = { ...bucketState(entry, shared, instances, now), currentlyAvailable: 0 };
+  return { admitted: false, state, retryAfterSeconds: Math.max(1, Math.ceil(missing / (entry.budget.rate / instances))) };
+}
+
 /** A slice: small enough that N instances' slices are a small part of the budget. */
 export function slice(budget: Budget, instances: number): number {
   return Math.max(1, budget.capacity / (4 * instances));

@@ -1,5 +1,17 @@
 import type { Budget } from '../config/groups/fair-share.js';
-import { ahead, alone, bucketState, estimate, newEntry, PASS_MS, refusal, slice, stateOf, doorAvailable } from './budget-entry.js';
+import {
+  ahead,
+  alone,
+  bucketState,
+  doorAvailable,
+  doorRefusal,
+  estimate,
+  newEntry,
+  PASS_MS,
+  refusal,
+  slice,
+  stateOf,
+} from './budget-entry.js';
 import type { BucketState, Decision, Entry, Refusal } from './budget-entry.js';
 import { LeaseSync, type LeaseSyncOptions } from './lease-sync.js';
 
@@ -136,14 +148,14 @@ export class FairShare {
     const entry = this.leases.entries.get(key);
     if (!entry?.dry) return null;
     if (now - entry.passedAt > PASS_MS) entry.passed = 0;
-    const refused = refusal(entry, 1, this.leases.shared, this.options.instances, now);
-    if (doorAvailable(entry, this.leases.shared, this.options.instances, now) >= 1 + entry.passed) {
+    const available = doorAvailable(entry, this.leases.shared, this.options.instances, now);
+    if (available >= 1 + entry.passed) {
       entry.passed++;
       entry.passedAt = now;
       return null;
     }
     entry.lastUsed = now;
-    return refused;
+    return doorRefusal(entry, this.leases.shared, this.options.instances, now, 1 + entry.passed - available);
   }
 
   private entry(key: string, budget: Budget, now: number): Entry {
