@@ -97,8 +97,14 @@ export function stateOf(entry: Entry | undefined, budget: Budget, shared: boolea
     : { maximumAvailable: budget.capacity, currentlyAvailable: budget.capacity, restoreRate: budget.rate };
 }
 
+/**
+ * A refusal of `cost` points. It says fewer than `cost` are left, whatever the bucket as a whole
+ * holds: this instance could not spend them now (no lease granted yet, or as far ahead of its
+ * leases as it may run), and a client told otherwise would retry at once, to be refused again.
+ */
 export function refusal(entry: Entry, cost: number, shared: boolean, instances: number, now: number): Refusal {
-  const state = bucketState(entry, shared, instances, now);
+  const seen = bucketState(entry, shared, instances, now);
+  const state = { ...seen, currentlyAvailable: Math.max(0, Math.min(seen.currentlyAvailable, Math.ceil(cost) - 1)) };
   const rate = shared ? entry.budget.rate : entry.budget.rate / instances;
   const missing = Math.max(cost - state.currentlyAvailable, 1);
   return { admitted: false, state, retryAfterSeconds: Math.max(1, Math.ceil(missing / rate)) };
@@ -110,7 +116,7 @@ export function refusal(entry: Entry, cost: number, shared: boolean, instances: 
  * for a retry once that share has refilled it, not when the whole bucket would have.
  */
 export function doorRefusal(entry: Entry, shared: boolean, instances: number, now: number, missing: number): Refusal {
-  const state = { ...bucketState(entry, shared, instances, now), currentlyAvailable: 0 };
+  const { state } = refusal(entry, 1, shared, instances, now);
   return { admitted: false, state, retryAfterSeconds: Math.max(1, Math.ceil(missing / (entry.budget.rate / instances))) };
 }
 
