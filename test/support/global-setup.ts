@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import type { EmbeddedDatabase } from '../../tooling/postgres/embedded.js';
 import { startTemporaryPostgres } from '../../tooling/postgres/temporary-postgres.js';
@@ -6,6 +7,12 @@ import { startPgBouncer, type PgBouncer } from '../../tooling/pgbouncer.js';
 import { MissingPrerequisite, pgbouncerBinary } from '../../tooling/pgbouncer-binary.js';
 
 export const TEMPLATE_DATABASE = 'community_layer_test_template';
+/**
+ * Sessions the run's PostgreSQL takes: three files at once, each with a cluster of instances
+ * (pools, listeners, queue sessions), besides PgBouncer's server sessions, which stay open for
+ * minutes after their test, reached PostgreSQL's default 100 ("too many clients already").
+ */
+export const TEST_MAX_CONNECTIONS = 200;
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,6 +35,7 @@ export async function setup(project: TestProject): Promise<void> {
   if (!adminUrl) {
     embedded = await startTemporaryPostgres('postgres');
     adminUrl = embedded.url;
+    await allowConnections(embedded, TEST_MAX_CONNECTIONS);
   }
   await migratedTemplate(adminUrl, TEMPLATE_DATABASE);
   project.provide('adminDatabaseUrl', adminUrl);
@@ -36,6 +44,19 @@ export async function setup(project: TestProject): Promise<void> {
     throw error;
   });
   project.provide('pooledAdminDatabaseUrl', pgbouncer.pooled(adminUrl));
+}
+
+/** max_connections takes effect at a start only: set, then the server restarted on its port. */
+async function allowConnections(database: EmbeddedDatabase, maxConnections: number): Promise<void> {
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query(`ALTER SYSTEM SET max_connections = ${maxConnections}`);
+  } finally {
+    await client.end();
+  }
+  await database.pause();
+  await database.resume();
 }
 
 /**
