@@ -86,7 +86,7 @@ function instance(failing: string | null) {
 /** Nothing the instance opened is left: no backend of its own, and the process holds no more than before. */
 async function nothingLeft(before: string[]): Promise<void> {
   // A closed connection's backend and socket go a moment after the close resolves.
-  await eventually(async () => (await backends()).length === 0 && beyond(before, resources()).length === 0, 5_000).catch(async () => {
+  await eventually(async () => (await backends()).length === 0 && beyond(before, resources()).length === 0, 30_000).catch(async () => {
     expect({ backends: await backends(), resources: beyond(before, resources()) }).toEqual({ backends: [], resources: [] });
   });
 }

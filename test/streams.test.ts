@@ -124,7 +124,7 @@ describe('communityPurgeProgress', () => {
 
   it('ends with UNAUTHENTICATED when its token expires, and gives its place back', () =>
     withCluster(async () => {
-      const stream = await subscribe(b, PROGRESS, {}, await token('730', undefined, '2s'));
+      const stream = await subscribe(b, PROGRESS, {}, await token('730', undefined, '5s'));
       await eventually(() => b.services.statusFeed.subscribers === 1);
       const expired = await stream.next();
       expect(expired?.data.errors[0].extensions.code).toBe('UNAUTHENTICATED');

@@ -112,7 +112,7 @@ describe('graphql-ws over WebSocket on the same port and path', () => {
   });
 
   it('ends a subscription when its token expires', async () => {
-    const client = wsClient(app, { authorization: `Bearer ${await token('815', undefined, '2s')}` });
+    const client = wsClient(app, { authorization: `Bearer ${await token('815', undefined, '5s')}` });
     const stream = client.iterate<Change['data']>({ query: WATCH });
     expect(((await stream.next()).value as Change).data?.communityLayerStatusChanged.status).toBe('ACTIVE');
     const expired = (await stream.next()).value as Change;
