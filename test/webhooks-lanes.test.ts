@@ -22,11 +22,7 @@ async function leave(app: App, userId: number): Promise<void> {
 /** WEBHOOK_PROBATION_SUCCESSES' default: quick successes in a row before an endpoint leaves the slow lane. */
 const PROBATION = 3;
 
-/**
- * Delivers events to an endpoint alone (users from `firstUser` on) until it is trusted: PROBATION
- * quick successes in a row. Returns how many it sent: more where an attempt slower than
- * WEBHOOK_SLOW_MS (a loaded machine) started the count again.
- */
+/** Delivers events to an endpoint alone (users from `firstUser` on) until it is trusted; returns how many (a slow attempt starts the count again). */
 async function trust(cluster: Cluster, endpoint: { id: string; ids: string[] }, firstUser: number): Promise<number> {
   let sent = 0;
   for (; sent < PROBATION; sent++) await leave(cluster.apps[0]!, firstUser + sent);
