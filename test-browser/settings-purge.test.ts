@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, gql, startApp, token } from '../test/support/harness.js';
+import { freshDatabase, gql, sqlClient, startApp, token } from '../test/support/harness.js';
 import { launchChromium } from './support/chromium.js';
 
 let browser: Browser;
@@ -17,8 +17,10 @@ describe('removing past contributions from the settings page', () => {
   it('is offered only while LEFT, says what it removes and keeps, shows progress and the receipt, and refuses a rejoin meanwhile', async () => {
     const user = '4545';
     // An instance of its own on its own database: chunks of 3 signals with a pause, so the purge is seen running.
-    const slow = await startApp(await freshDatabase(), { PURGE_CHUNK_SIZE: '3', PURGE_CHUNK_PAUSE_MS: '3000' });
+    const databaseUrl = await freshDatabase();
+    const slow = await startApp(databaseUrl, { PURGE_CHUNK_SIZE: '3', PURGE_CHUNK_PAUSE_MS: '3000' });
     const page = await browser.newPage({ viewport: { width: 900, height: 1100 } });
+    const stall = await sqlClient(databaseUrl);
     try {
       const inputs = Array.from({ length: 6 }, (_, i) => ({
         userId: user,
@@ -27,6 +29,13 @@ describe('removing past contributions from the settings page', () => {
         context: { cohortIds: ['berlin'] },
       }));
       await gql(slow, `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs });
+      // The second chunk waits on a row of it until the refused rejoin is seen, however slow the browser.
+      await stall.query('SET idle_in_transaction_session_timeout = 0; BEGIN');
+      await stall.query(
+        `SELECT 1 FROM cohort_contribution WHERE (user_id, at_ns, signal_id) = (SELECT user_id, at_ns, signal_id FROM cohort_contribution
+           WHERE user_id = $1 ORDER BY at_ns, signal_id OFFSET 3 LIMIT 1) FOR UPDATE`,
+        [user],
+      );
       await page.goto(`${new URL('/settings', slow.url)}#token=${await token(user)}`);
       await page.waitForSelector('html[data-live="on"]');
       await page.waitForSelector('html[data-status="ACTIVE"]');
@@ -48,6 +57,7 @@ describe('removing past contributions from the settings page', () => {
       await page.getByRole('button', { name: 'Rejoin the community layer' }).click();
       await page.waitForSelector('#error:not([hidden])');
       await expect(page.locator('#error').textContent()).resolves.toContain('still being removed');
+      await stall.query('ROLLBACK');
 
       await page.waitForSelector('html[data-purge="FINISHED"]', { timeout: 30_000 });
       const receipt = (await gql(slow, `{ communityPurges(userId: "${user}") { removedSoFar } }`)).data!.communityPurges[0];
@@ -67,6 +77,7 @@ describe('removing past contributions from the settings page', () => {
       await page.waitForSelector('html[data-status="ACTIVE"]');
       expect(await page.locator('#purge').isVisible()).toBe(false);
     } finally {
+      await stall.end();
       await page.close();
       await slow.stop();
     }

@@ -100,6 +100,13 @@ describe.each([
       }));
       expect((await gql(first, SIGNALS, { inputs })).errors).toBeUndefined();
     }
+    // The purge stops at a row locked until the kill ends this session: RUNNING at the kill, however slow the load before it.
+    const stall = (await sqlClient(primaryDb)).on('error', () => undefined);
+    // One row, found apart: rows an OFFSET skips under FOR UPDATE are locked too.
+    const locked = `SELECT 1 FROM cohort_contribution WHERE (user_id, at_ns, signal_id, cohort_id) = (SELECT user_id, at_ns, signal_id, cohort_id
+      FROM cohort_contribution WHERE user_id = $1 ORDER BY at_ns, signal_id, cohort_id OFFSET 2000 LIMIT 1) FOR UPDATE`;
+    await stall.query('SET idle_in_transaction_session_timeout = 0; BEGIN');
+    await stall.query(locked, [PURGED_USER]);
     const { leftAtNs: purgeBoundary } = (await gql(first, LEAVE, { userId: PURGED_USER })).data!.leaveCommunityLayer;
     const { purgeId } = (await gql(first, PURGE, { userId: PURGED_USER })).data!.purgeCommunityContributions;
 
@@ -123,6 +130,7 @@ describe.each([
 
       outage.from = performance.now();
       await pair.killPrimary();
+      await stall.end().catch(() => undefined);
       // No primary: not ready (retryable answers meanwhile), until one is found again.
       await until('both instances not ready without a primary', async () => (await Promise.all(apps.map(readiness))).every((r) => !r.ok));
       await pair.promoteStandby();

@@ -53,9 +53,15 @@ describe('endpoints are isolated whatever they do', () => {
     // Trusted first (three quick successes each): the flappers turn on it afterwards.
     const trusted = [await register(app, healthy.url), await register(app, endless.url)];
     for (const flapper of flappers) trusted.push(await register(app, flapper.url));
-    for (let user = 0; user < 3; user++) await leave(app, 9100 + user);
+    let sent = 0;
+    for (; sent < 3; sent++) await leave(app, 9100 + sent);
     const fast = `SELECT count(*)::int AS n FROM webhook_endpoint WHERE fast_successes >= 3 AND id = ANY ($1::bigint[])`;
-    await eventually(async () => (await cluster.db.query(fast, [trusted])).rows[0].n === trusted.length, 60_000);
+    await eventually(async () => {
+      if ((await cluster.db.query(fast, [trusted])).rows[0].n === trusted.length) return true;
+      // All answered and one not trusted yet: a success slower than WEBHOOK_SLOW_MS (a loaded machine) started its count again.
+      if ([healthy, endless, ...flappers].every((r) => r.requests >= sent)) await leave(app, 9100 + sent++);
+      return false;
+    }, 60_000);
 
     // Then: four endpoints flap (hang, answer, hang…), eight hang from their first attempt.
     flapping = true;
@@ -72,11 +78,13 @@ describe('endpoints are isolated whatever they do', () => {
     const expected = (
       await cluster.db.query(`SELECT 'healthy msg_' || position AS line FROM membership_event WHERE kind = 'LEFT' ORDER BY position`)
     ).rows.map((r) => r.line);
-    await eventually(() => log.filter((line) => line.startsWith('healthy')).length === expected.length, 60_000);
-    expect(log).toEqual(expected);
+    // Each once: an attempt slower than WEBHOOK_SLOW_MS while the slow lane is full is cut and sent again (same id).
+    const once = () => [...new Set(log)];
+    await eventually(() => once().filter((line) => line.startsWith('healthy')).length === expected.length, 60_000);
+    expect(once()).toEqual(expected);
     // The endless bodies' connections were closed by the sender (a few KiB read), not drained until the timeout.
-    await eventually(() => endless.requests >= 3 + LEAVES && endless.closed() === endless.requests, 60_000);
-    expect(log).toEqual(expected);
+    await eventually(() => endless.requests >= sent + LEAVES && endless.closed() === endless.requests, 60_000);
+    expect(once()).toEqual(expected);
   });
 });
 

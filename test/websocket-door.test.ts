@@ -32,6 +32,8 @@ beforeAll(async () => {
   app = await startApp(databaseUrl, {
     BULK_REQUESTS_MAX: '1',
     BULK_REQUESTS_WAITING_MAX: '2',
+    // Held-back bodies keep their places however slow the machine (the default cuts them after 5 s).
+    BULK_BODY_TIMEOUT_MS: '600000',
     WEBSOCKET_OPERATIONS_PER_SOCKET_MAX: '4',
     RETRY_AFTER_SECONDS: '2',
     FAIR_SHARE: 'false',
