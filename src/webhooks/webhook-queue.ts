@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { run, type Runner, type Task, type WorkerEvents } from 'graphile-worker';
+import { runMigrations, runTaskList, type Task, type WorkerEvents, type WorkerPool } from 'graphile-worker';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
@@ -49,7 +49,7 @@ export class WebhookQueue {
   private readonly db: Kysely<Database>;
   private readonly dispatcher: WebhookDispatcher;
   private readonly liveness: WorkerLiveness;
-  private runner: Runner | null = null;
+  private workers: WorkerPool | null = null;
 
   constructor(private readonly options: WebhookQueueOptions) {
     ({ pool: this.pool, db: this.db } = options.database);
@@ -73,11 +73,16 @@ export class WebhookQueue {
     if (this.options.delivery === 'off') return [];
     return [
       { name: 'worker liveness', start: () => this.liveness.start(), stop: () => this.liveness.stop() },
-      { name: 'worker', start: () => this.startWorker(), stop: () => this.runner?.stop() },
+      { name: 'worker', start: () => this.startWorker(), stop: () => this.stopWorker() },
       { name: 'dispatcher', start: () => this.dispatcher.start(), stop: () => this.dispatcher.stop() },
     ];
   }
 
+  /**
+   * graphile-worker's `run` without its cron (this service has no crontab): in 0.16 a cron whose
+   * first query fails (a database silent at that moment) stops the runner and rejects promises the
+   * library leaves unhandled, which ends the process. The worker pool alone retries its queries.
+   */
   private async startWorker(): Promise<void> {
     const { options } = this;
     const slowLane = SlowLane.forWorkers(options.concurrency);
@@ -97,19 +102,29 @@ export class WebhookQueue {
     const deliver: Task = (payload) => attemptDeliveries(context, deliveryIds(payload));
     const events: WorkerEvents = new EventEmitter();
     events.on('worker:create', ({ worker }) => this.liveness.hold(worker.workerId));
-    this.runner = await run({
-      pgPool: this.pool,
-      concurrency: options.concurrency,
-      pollInterval: options.pollMs,
-      noHandleSignals: true,
-      // Unnamed statements only, as everywhere in this service (safe even behind a transaction pooler).
-      noPreparedStatements: true,
-      taskList: { [DELIVER_TASK]: deliver },
-      // While the slow lane is full, jobs of endpoints on probation wait in the queue, not in a worker.
-      forbiddenFlags: () => (slowLane.full ? [PROBATION_FLAG] : null),
-      logger: workerLogger(options.logger),
-      events,
-    });
+    // Unnamed statements only, as everywhere in this service (safe even behind a transaction pooler).
+    const shared = { pgPool: this.pool, noPreparedStatements: true, logger: workerLogger(options.logger) };
+    // What `run` checks first: the schema current (read only), else migrated (the owner; others were refused at start).
+    await runMigrations(shared);
+    this.workers = runTaskList(
+      {
+        ...shared,
+        concurrency: options.concurrency,
+        pollInterval: options.pollMs,
+        noHandleSignals: true,
+        // While the slow lane is full, jobs of endpoints on probation wait in the queue, not in a worker.
+        forbiddenFlags: () => (slowLane.full ? [PROBATION_FLAG] : null),
+        events,
+      },
+      { [DELIVER_TASK]: deliver },
+      this.pool,
+    );
+  }
+
+  private async stopWorker(): Promise<void> {
+    const workers = this.workers;
+    this.workers = null;
+    if (workers && !workers._shuttingDown) await workers.gracefulShutdown();
   }
 }
 
