@@ -1,6 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, gql, sqlClient, startApp, token } from '../test/support/harness.js';
+import { lockCohortEntry } from '../test/support/cohort-entry-lock.js';
 import { launchChromium } from './support/chromium.js';
 
 let browser: Browser;
@@ -30,12 +31,7 @@ describe('removing past contributions from the settings page', () => {
       }));
       await gql(slow, `mutation ($inputs: [SignalInput!]!) { signals(inputs: $inputs) { forwarded } }`, { inputs });
       // The second chunk waits on a row of it until the refused rejoin is seen, however slow the browser.
-      await stall.query('SET idle_in_transaction_session_timeout = 0; BEGIN');
-      await stall.query(
-        `SELECT 1 FROM cohort_contribution WHERE (user_id, at_ns, signal_id) = (SELECT user_id, at_ns, signal_id FROM cohort_contribution
-           WHERE user_id = $1 ORDER BY at_ns, signal_id OFFSET 3 LIMIT 1) FOR UPDATE`,
-        [user],
-      );
+      await lockCohortEntry(stall, user, 3);
       await page.goto(`${new URL('/settings', slow.url)}#token=${await token(user)}`);
       await page.waitForSelector('html[data-live="on"]');
       await page.waitForSelector('html[data-status="ACTIVE"]');

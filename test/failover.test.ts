@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
+import { lockCohortEntry } from './support/cohort-entry-lock.js';
 import { startFailoverLoad } from './support/failover-load.js';
 import { eventually, gql, metric, readiness, sqlClient, startApp } from './support/harness.js';
 import { aggregateMismatches, boundaryViolations } from '../tooling/invariants.js';
@@ -102,11 +103,7 @@ describe.each([
     }
     // The purge stops at a row locked until the kill ends this session: RUNNING at the kill, however slow the load before it.
     const stall = (await sqlClient(primaryDb)).on('error', () => undefined);
-    // One row, found apart: rows an OFFSET skips under FOR UPDATE are locked too.
-    const locked = `SELECT 1 FROM cohort_contribution WHERE (user_id, at_ns, signal_id, cohort_id) = (SELECT user_id, at_ns, signal_id, cohort_id
-      FROM cohort_contribution WHERE user_id = $1 ORDER BY at_ns, signal_id, cohort_id OFFSET 2000 LIMIT 1) FOR UPDATE`;
-    await stall.query('SET idle_in_transaction_session_timeout = 0; BEGIN');
-    await stall.query(locked, [PURGED_USER]);
+    await lockCohortEntry(stall, PURGED_USER, 2000);
     const { leftAtNs: purgeBoundary } = (await gql(first, LEAVE, { userId: PURGED_USER })).data!.leaveCommunityLayer;
     const { purgeId } = (await gql(first, PURGE, { userId: PURGED_USER })).data!.purgeCommunityContributions;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { aggregateMismatches } from '../tooling/invariants.js';
+import { lockCohortEntry } from './support/cohort-entry-lock.js';
 import { eventually, freshDatabase, sqlClient, startApp, startServer } from './support/harness.js';
 import { expectExact, finished, leave, leftovers, purge, send } from './support/purge-requests.js';
 
@@ -20,14 +21,7 @@ describe('purge after SIGKILL', () => {
       await leave(remote, '351');
       // Chunk 31 (signals 601…620) deletes signal 601's "north" entry, then waits for this lock on
       // its "south" entry: the process dies with a chunk half done, not between chunks.
-      const { rows: keys } = await db.query(
-        `SELECT at_ns, signal_id FROM cohort_contribution WHERE user_id = 351 ORDER BY at_ns, signal_id, cohort_id OFFSET 1201 LIMIT 1`,
-      );
-      await blocker.query('BEGIN');
-      await blocker.query(
-        `SELECT 1 FROM cohort_contribution WHERE user_id = 351 AND at_ns = $1 AND signal_id = $2 AND cohort_id = 'south' FOR UPDATE`,
-        [keys[0].at_ns, keys[0].signal_id],
-      );
+      await lockCohortEntry(blocker, '351', 1201);
       const requested = await purge(remote, '351');
       expect(requested.errors).toBeUndefined();
       const purgeId = requested.data!.purgeCommunityContributions.purgeId;
