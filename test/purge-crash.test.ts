@@ -22,13 +22,16 @@ describe('purge after SIGKILL', () => {
       // Chunk 31 (signals 601…620) deletes signal 601's "north" entry, then waits for this lock on
       // its "south" entry: the process dies with a chunk half done, not between chunks.
       await lockCohortEntry(blocker, '351', 1201);
+      const blockerPid = (await blocker.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
       const requested = await purge(remote, '351');
       expect(requested.errors).toBeUndefined();
       const purgeId = requested.data!.purgeCommunityContributions.purgeId;
       let chunkBackend = 0;
       await eventually(async () => {
+        // Waiting on the blocker, not on any lock (a moment's wait to extend a table would pass too).
         const { rows } = await db.query(
-          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_community_purge_chunk%'`,
+          `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND $1 = ANY (pg_blocking_pids(pid)) AND query LIKE '%run_community_purge_chunk%'`,
+          [blockerPid],
         );
         chunkBackend = rows[0]?.pid ?? 0;
         return chunkBackend !== 0;
