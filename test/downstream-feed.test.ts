@@ -147,8 +147,10 @@ describe('signed receipts', () => {
       receipt: 'purge',
       boundaryNs: leave.data!.communityLayerStatus.leftAtNs,
     });
-    // A receipt altered by one character no longer verifies.
-    const tampered = signedReceipt.slice(0, -2) + (signedReceipt.endsWith('A') ? 'BB' : 'AA');
+    // A receipt altered by one character of its signature no longer verifies: the first, whose six bits
+    // all count (the last character's low bits are padding, so changing it may decode to the same bytes).
+    const [header, payload, signature] = signedReceipt.split('.') as [string, string, string];
+    const tampered = `${header}.${payload}.${signature.startsWith('A') ? 'B' : 'A'}${signature.slice(1)}`;
     await expect(jwtVerify(tampered, keys, options)).rejects.toThrow();
   });
 });
